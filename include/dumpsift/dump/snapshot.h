@@ -1,0 +1,124 @@
+// The process snapshot: what a dump says about a process, independent of the dump's format.
+// Readers (ELF core, minidump) produce it; every later layer reads only this.
+#pragma once
+
+#include "dumpsift/support/diagnostics.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dumpsift {
+
+enum class DumpFormat { ElfCore, Minidump };
+llvm::StringRef formatName(DumpFormat format); // "elf-core", "minidump"
+
+/// What a region is used for. Every captured byte belongs to exactly one class.
+enum class RegionClass { Heap, Stack, Image, Anonymous, Other };
+llvm::StringRef className(RegionClass cls); // "heap", "stack", "image", "anonymous", "other"
+
+/// How much of a region's bytes the dump holds.
+enum class Capture { Full, Partial, None };
+llvm::StringRef captureName(Capture capture); // "full", "partial", "none"
+
+struct Permissions {
+  bool read = false;
+  bool write = false;
+  bool execute = false;
+  std::string str() const; // "rwx", "r--"
+};
+
+/// One mapping of the process (an ELF PT_LOAD, a minidump MemoryInfo entry or captured range).
+struct Region {
+  uint64_t start = 0;
+  uint64_t size = 0;
+  Permissions perms;
+  RegionClass cls = RegionClass::Other;
+  /// Bytes of [start, start+size) whose content is in the dump.
+  uint64_t captured = 0;
+  /// Backing file (NT_FILE, LinuxMaps, module list); empty when anonymous or unknown.
+  std::string backing_file;
+  uint64_t file_offset = 0;
+  /// Minidump MemoryInfo state/type words where known (0 otherwise), kept for heuristics.
+  uint32_t mdmp_state = 0;
+  uint32_t mdmp_type = 0;
+
+  uint64_t end() const { return start + size; }
+  Capture capture() const {
+    return captured == 0 ? Capture::None : captured >= size ? Capture::Full : Capture::Partial;
+  }
+};
+
+/// Bytes the dump holds for [start, start + bytes.size()). A zero-copy view into the mapped file.
+struct MemoryRange {
+  uint64_t start = 0;
+  llvm::ArrayRef<uint8_t> bytes;
+  uint64_t end() const { return start + bytes.size(); }
+};
+
+struct Thread {
+  uint64_t tid = 0;
+  uint64_t stack_pointer = 0;
+  /// The mapping that holds the stack pointer, where known (0, 0 otherwise).
+  uint64_t stack_start = 0;
+  uint64_t stack_end = 0;
+};
+
+struct Module {
+  std::string path;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string build_id; // lowercase hex, empty when unknown
+};
+
+struct SystemInfo {
+  std::string os;   // "linux", "windows", "macos", "unknown"
+  std::string arch; // "x86_64", "aarch64", "x86", "arm", or "machine-<n>"
+  unsigned pointer_size = 8;
+  bool little_endian = true;
+};
+
+struct ProcessInfo {
+  std::optional<uint64_t> pid;
+  std::string name;
+  std::string command_line;
+};
+
+/// A parsed dump. Owns the mapped file; all `MemoryRange::bytes` point into it, so a Snapshot must
+/// outlive every view taken from it. Move-only.
+struct Snapshot {
+  std::string path;
+  DumpFormat format = DumpFormat::ElfCore;
+  SystemInfo system;
+  ProcessInfo process;
+  std::vector<Thread> threads;
+  std::vector<Module> modules;
+  /// Sorted by start, non-overlapping.
+  std::vector<Region> regions;
+  /// Sorted by start, non-overlapping; each lies inside one region.
+  std::vector<MemoryRange> memory;
+  /// Auxiliary vector (NT_AUXV / LinuxAuxv) as (type, value) pairs, where present.
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
+  /// Damage found while reading; the snapshot is still usable.
+  Diagnostics diagnostics;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+
+  uint64_t capturedBytes() const;
+};
+
+/// Opens the dump at `path` (mmapped, never read into heap memory), identifying it by its magic.
+/// Fails with a message naming the cause (not a dump, truncated header, ...). Damage to one
+/// stream, note or segment does not fail the call: it becomes a warning in `diagnostics`.
+llvm::Expected<std::unique_ptr<Snapshot>> openDump(llvm::StringRef path);
+
+/// The same over an in-memory buffer (fuzzing and tests). `name` is used in messages.
+llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryBuffer> buffer);
+
+} // namespace dumpsift

@@ -1,0 +1,1 @@
+// The analysis layer (size groups, findings) lands with `dumpsift analyze`.

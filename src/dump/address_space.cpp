@@ -1,0 +1,92 @@
+#include "dumpsift/dump/address_space.h"
+
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dumpsift {
+
+namespace {
+
+template <typename T> const T *findContaining(const std::vector<T> &items, uint64_t addr) {
+  auto it = std::upper_bound(items.begin(), items.end(), addr,
+                             [](uint64_t a, const T &item) { return a < item.start; });
+  if (it == items.begin())
+    return nullptr;
+  --it;
+  return addr < it->end() ? &*it : nullptr;
+}
+
+} // namespace
+
+llvm::StringRef faultName(Fault fault) {
+  switch (fault) {
+  case Fault::None: return "readable";
+  case Fault::Unmapped: return "unmapped";
+  case Fault::NotCaptured: return "not captured in the dump";
+  }
+  return "unknown";
+}
+
+AddressSpace::AddressSpace(const Snapshot &snapshot) : snapshot_(snapshot) {}
+
+const MemoryRange *AddressSpace::rangeContaining(uint64_t addr) const {
+  return findContaining(snapshot_.memory, addr);
+}
+
+const Region *AddressSpace::regionContaining(uint64_t addr) const {
+  return findContaining(snapshot_.regions, addr);
+}
+
+const uint8_t *AddressSpace::tryView(uint64_t addr, uint64_t len) const {
+  const MemoryRange *range = rangeContaining(addr);
+  if (!range || len > range->end() - addr)
+    return nullptr;
+  return range->bytes.data() + (addr - range->start);
+}
+
+Fault AddressSpace::classify(uint64_t addr) const {
+  if (rangeContaining(addr))
+    return Fault::None;
+  return regionContaining(addr) ? Fault::NotCaptured : Fault::Unmapped;
+}
+
+uint64_t AddressSpace::capturedRunFrom(uint64_t addr) const {
+  const MemoryRange *range = rangeContaining(addr);
+  return range ? range->end() - addr : 0;
+}
+
+llvm::Expected<llvm::ArrayRef<uint8_t>> AddressSpace::view(uint64_t addr, uint64_t len) const {
+  if (const uint8_t *p = tryView(addr, len))
+    return llvm::ArrayRef<uint8_t>(p, len);
+  uint64_t run = capturedRunFrom(addr);
+  uint64_t bad = run == 0 ? addr : addr + run;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "cannot read %llu bytes at %s: %s is %s",
+                                 static_cast<unsigned long long>(len), hexAddress(addr).c_str(),
+                                 hexAddress(bad).c_str(), faultName(classify(bad)).data());
+}
+
+llvm::Error AddressSpace::read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out) const {
+  uint64_t done = 0;
+  while (done < out.size()) {
+    uint64_t cursor = addr + done;
+    if (cursor < addr) // wrapped past the top of the address space
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "read at %s wraps around the address space",
+                                     hexAddress(addr).c_str());
+    const MemoryRange *range = rangeContaining(cursor);
+    if (!range)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot read %zu bytes at %s: %s is %s", out.size(),
+                                     hexAddress(addr).c_str(), hexAddress(cursor).c_str(),
+                                     faultName(classify(cursor)).data());
+    uint64_t n = std::min<uint64_t>(out.size() - done, range->end() - cursor);
+    std::memcpy(out.data() + done, range->bytes.data() + (cursor - range->start), n);
+    done += n;
+  }
+  return llvm::Error::success();
+}
+
+} // namespace dumpsift

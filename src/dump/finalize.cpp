@@ -1,0 +1,109 @@
+#include "readers.h"
+
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+
+namespace dumpsift::detail {
+
+namespace {
+
+// Keeps the first of any overlapping items (sorted by start) and warns about the others.
+template <typename T, typename EndFn>
+void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const char *what) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const T &a, const T &b) { return a.start < b.start; });
+  std::vector<T> kept;
+  kept.reserve(items.size());
+  for (T &item : items) {
+    if (!kept.empty() && item.start < end(kept.back())) {
+      diags.warn(std::string(what) + " at " + hexAddress(item.start),
+                 "overlaps the one at " + hexAddress(kept.back().start) + "; ignored");
+      continue;
+    }
+    kept.push_back(std::move(item));
+  }
+  items = std::move(kept);
+}
+
+} // namespace
+
+void finalizeSnapshot(Snapshot &snapshot) {
+  Diagnostics &diags = snapshot.diagnostics;
+  // Empty or wrapping ranges say nothing useful.
+  std::erase_if(snapshot.regions, [&](const Region &r) {
+    return r.size == 0 || r.start + r.size < r.start;
+  });
+  std::erase_if(snapshot.memory, [&](const MemoryRange &m) {
+    return m.bytes.empty() || m.start + m.bytes.size() < m.start;
+  });
+  dropOverlaps(snapshot.regions, [](const Region &r) { return r.end(); }, diags, "region");
+  dropOverlaps(snapshot.memory, [](const MemoryRange &m) { return m.end(); }, diags,
+               "memory range");
+
+  // Captured bytes that no region describes get a region of their own, so every captured byte
+  // belongs to exactly one region.
+  std::vector<Region> extra;
+  size_t ri = 0;
+  for (const MemoryRange &m : snapshot.memory) {
+    uint64_t cursor = m.start;
+    while (cursor < m.end()) {
+      while (ri < snapshot.regions.size() && snapshot.regions[ri].end() <= cursor)
+        ++ri;
+      uint64_t gap_end = m.end();
+      if (ri < snapshot.regions.size()) {
+        const Region &r = snapshot.regions[ri];
+        if (r.start <= cursor) {
+          cursor = std::min(m.end(), r.end());
+          continue;
+        }
+        gap_end = std::min(gap_end, r.start);
+      }
+      Region region;
+      region.start = cursor;
+      region.size = gap_end - cursor;
+      region.perms.read = true;
+      region.cls = RegionClass::Other;
+      extra.push_back(region);
+      cursor = gap_end;
+    }
+  }
+  if (!extra.empty()) {
+    snapshot.regions.insert(snapshot.regions.end(), extra.begin(), extra.end());
+    std::sort(snapshot.regions.begin(), snapshot.regions.end(),
+              [](const Region &a, const Region &b) { return a.start < b.start; });
+  }
+
+  // Captured bytes per region: one merge pass over both sorted lists.
+  size_t mi = 0;
+  for (Region &r : snapshot.regions) {
+    r.captured = 0;
+    while (mi < snapshot.memory.size() && snapshot.memory[mi].end() <= r.start)
+      ++mi;
+    for (size_t j = mi; j < snapshot.memory.size() && snapshot.memory[j].start < r.end(); ++j) {
+      uint64_t lo = std::max(r.start, snapshot.memory[j].start);
+      uint64_t hi = std::min(r.end(), snapshot.memory[j].end());
+      if (hi > lo)
+        r.captured += hi - lo;
+    }
+  }
+
+  // Threads' stacks: the region holding each stack pointer.
+  for (Thread &t : snapshot.threads) {
+    auto it = std::upper_bound(snapshot.regions.begin(), snapshot.regions.end(), t.stack_pointer,
+                               [](uint64_t addr, const Region &r) { return addr < r.start; });
+    if (it == snapshot.regions.begin())
+      continue;
+    --it;
+    if (t.stack_pointer >= it->end())
+      continue;
+    if (t.stack_start == 0 && t.stack_end == 0) {
+      t.stack_start = it->start;
+      t.stack_end = it->end();
+    }
+    if (it->cls == RegionClass::Anonymous || it->cls == RegionClass::Other)
+      it->cls = RegionClass::Stack;
+  }
+}
+
+} // namespace dumpsift::detail

@@ -1,0 +1,105 @@
+#include "dumpsift/dump/snapshot.h"
+
+#include "readers.h"
+
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace dumpsift {
+
+llvm::StringRef formatName(DumpFormat format) {
+  switch (format) {
+  case DumpFormat::ElfCore: return "elf-core";
+  case DumpFormat::Minidump: return "minidump";
+  }
+  return "unknown";
+}
+
+llvm::StringRef className(RegionClass cls) {
+  switch (cls) {
+  case RegionClass::Heap: return "heap";
+  case RegionClass::Stack: return "stack";
+  case RegionClass::Image: return "image";
+  case RegionClass::Anonymous: return "anonymous";
+  case RegionClass::Other: return "other";
+  }
+  return "other";
+}
+
+llvm::StringRef captureName(Capture capture) {
+  switch (capture) {
+  case Capture::Full: return "full";
+  case Capture::Partial: return "partial";
+  case Capture::None: return "none";
+  }
+  return "none";
+}
+
+std::string Permissions::str() const {
+  std::string s = "---";
+  if (read)
+    s[0] = 'r';
+  if (write)
+    s[1] = 'w';
+  if (execute)
+    s[2] = 'x';
+  return s;
+}
+
+uint64_t Snapshot::capturedBytes() const {
+  uint64_t total = 0;
+  for (const MemoryRange &range : memory)
+    total += range.bytes.size();
+  return total;
+}
+
+llvm::Expected<std::unique_ptr<Snapshot>> openDump(llvm::StringRef path) {
+  // mmap the whole file read-only; never copy it into the heap.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s", buffer.getError().message().c_str());
+  return openDump(std::move(*buffer));
+}
+
+llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+  auto snapshot = std::make_unique<Snapshot>();
+  snapshot->path = buffer->getBufferIdentifier().str();
+  llvm::StringRef bytes = buffer->getBuffer();
+  snapshot->file = std::move(buffer);
+  if (bytes.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "empty file");
+
+  llvm::Error err = llvm::Error::success();
+  switch (llvm::identify_magic(bytes)) {
+  case llvm::file_magic::elf_core:
+    snapshot->format = DumpFormat::ElfCore;
+    err = detail::readElfCore(*snapshot);
+    break;
+  case llvm::file_magic::minidump:
+    snapshot->format = DumpFormat::Minidump;
+    err = detail::readMinidump(*snapshot);
+    break;
+  case llvm::file_magic::elf:
+  case llvm::file_magic::elf_relocatable:
+  case llvm::file_magic::elf_executable:
+  case llvm::file_magic::elf_shared_object:
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "an ELF file but not a core dump (e_type is not ET_CORE)");
+  default:
+    if (bytes.startswith("\x7f"
+                         "ELF"))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "truncated or malformed ELF header");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "not a core dump or minidump (unrecognised magic)");
+  }
+  if (err)
+    return std::move(err);
+  detail::finalizeSnapshot(*snapshot);
+  return std::move(snapshot);
+}
+
+} // namespace dumpsift

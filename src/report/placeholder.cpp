@@ -1,0 +1,1 @@
+// The report writers (JSON, text) lands with `dumpsift analyze`.

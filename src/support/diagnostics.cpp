@@ -1,0 +1,32 @@
+#include "dumpsift/support/diagnostics.h"
+
+namespace dumpsift {
+
+void Diagnostics::warn(std::string where, std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Diagnostic &d : kept_)
+    if (d.where == where && d.message == message)
+      return;
+  if (kept_.size() >= kMaxKept) {
+    ++suppressed_;
+    return;
+  }
+  kept_.push_back({std::move(where), std::move(message)});
+}
+
+std::vector<Diagnostic> Diagnostics::warnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_;
+}
+
+size_t Diagnostics::suppressed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return suppressed_;
+}
+
+bool Diagnostics::empty() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_.empty() && suppressed_ == 0;
+}
+
+} // namespace dumpsift

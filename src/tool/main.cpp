@@ -1,0 +1,5 @@
+#include <cstdio>
+int main() {
+  std::puts("dumpsift: under construction");
+  return 0;
+}

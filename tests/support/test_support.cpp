@@ -1,0 +1,151 @@
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dumpsift::test {
+
+std::string sourceDir() { return DUMPSIFT_SOURCE_DIR; }
+std::string binaryDir() { return DUMPSIFT_BINARY_DIR; }
+std::string sharedDumpsDir() { return std::string(DUMPSIFT_SHARED_DIR) + "/dumps"; }
+std::string toolPath() { return DUMPSIFT_TOOL_PATH; }
+std::string fixtureProgram(const std::string &name) { return binaryDir() + "/fixtures/" + name; }
+
+std::string scratchDir(const std::string &name) {
+  fs::path dir = fs::path(binaryDir()) / "test-scratch" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+bool canRunGcore() {
+  static const bool ok = [] {
+    if (runCommand("command -v gcore >/dev/null 2>&1").exit_code != 0)
+      return false;
+    std::ifstream scope("/proc/sys/kernel/yama/ptrace_scope");
+    int value = 0;
+    if (scope >> value && value >= 1 && geteuid() != 0)
+      return false;
+    return true;
+  }();
+  return ok;
+}
+
+LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {
+  int out_pipe[2];
+  REQUIRE(pipe(out_pipe) == 0);
+  pid_ = fork();
+  REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    dup2(out_pipe[1], STDOUT_FILENO);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    std::vector<char *> argv;
+    argv.push_back(const_cast<char *>(program.c_str()));
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  FILE *out = fdopen(out_pipe[0], "r");
+  REQUIRE(out != nullptr);
+  std::string line;
+  bool ready = false;
+  for (int c; (c = fgetc(out)) != EOF;) {
+    if (c != '\n') {
+      line.push_back(static_cast<char>(c));
+      continue;
+    }
+    if (line == "READY") {
+      ready = true;
+      break;
+    }
+    if (!line.empty())
+      manifest_.push_back(nlohmann::json::parse(line));
+    line.clear();
+  }
+  fclose(out);
+  INFO("fixture program " << program << " did not print READY");
+  REQUIRE(ready);
+}
+
+LiveProcess::~LiveProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+void LiveProcess::gcore(const std::string &core_path) const {
+  // gcore appends ".<pid>" to its -o prefix; dump to a temporary name and move it into place.
+  std::string prefix = core_path + ".gcore";
+  CommandResult r = runCommand("gcore -o '" + prefix + "' " + std::to_string(pid_));
+  INFO("gcore failed: " << r.err << r.out);
+  REQUIRE(r.exit_code == 0);
+  fs::rename(prefix + "." + std::to_string(pid_), core_path);
+}
+
+CommandResult runCommand(const std::string &command_line) {
+  std::string err_path = fs::temp_directory_path() /
+                         ("dumpsift-test-err-" + std::to_string(getpid()) + "-" +
+                          std::to_string(reinterpret_cast<uintptr_t>(&command_line)));
+  std::string full = "(" + command_line + ") 2>'" + err_path + "'";
+  CommandResult result;
+  FILE *pipe = popen(full.c_str(), "r");
+  if (!pipe)
+    return result;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+    result.out.append(buf, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream err(err_path, std::ios::binary);
+  result.err.assign(std::istreambuf_iterator<char>(err), {});
+  fs::remove(err_path);
+  return result;
+}
+
+std::vector<uint8_t> readFileBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  INFO("cannot read " << path);
+  REQUIRE(in.good());
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeFileBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+std::string unpackedFixture(const std::string &relative_compressed_path) {
+  fs::path src = fs::path(sourceDir()) / "fixtures" / relative_compressed_path;
+  fs::path dst = fs::path(binaryDir()) / "fixtures-unpacked" / relative_compressed_path;
+  std::string tool = src.extension() == ".xz" ? "xz" : "gzip";
+  dst.replace_extension();
+  if (fs::exists(dst) && fs::last_write_time(dst) >= fs::last_write_time(src))
+    return dst.string();
+  fs::create_directories(dst.parent_path());
+  std::string tmp = dst.string() + ".tmp" + std::to_string(getpid());
+  CommandResult r = runCommand(tool + " -dc '" + src.string() + "' > '" + tmp + "'");
+  INFO("cannot unpack " << src << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+  fs::rename(tmp, dst);
+  return dst.string();
+}
+
+} // namespace dumpsift::test

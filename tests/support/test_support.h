@@ -1,0 +1,59 @@
+// Helpers shared by the tests: where things are, running fixture programs, dumping them with gcore.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace dumpsift::test {
+
+std::string sourceDir();      // the repository
+std::string binaryDir();      // the build tree
+std::string sharedDumpsDir(); // ../shared/dumps: real third-party dumps
+std::string toolPath();       // the dumpsift binary
+std::string fixtureProgram(const std::string &name); // build/fixtures/<name>
+/// A fresh empty directory under the build tree for one test's files.
+std::string scratchDir(const std::string &name);
+
+/// True when this process may ptrace others (gcore works).
+bool canRunGcore();
+
+/// A fixture program started with `args`. It prints JSON objects, one per line, then a line
+/// "READY" and waits; the constructor reads up to READY. The destructor kills it.
+class LiveProcess {
+public:
+  explicit LiveProcess(const std::string &program, const std::vector<std::string> &args = {});
+  ~LiveProcess();
+  LiveProcess(const LiveProcess &) = delete;
+  LiveProcess &operator=(const LiveProcess &) = delete;
+
+  pid_t pid() const { return pid_; }
+  /// The JSON lines printed before READY.
+  const std::vector<nlohmann::json> &manifest() const { return manifest_; }
+  /// Dumps the process with gcore into `core_path`; REQUIREs success.
+  void gcore(const std::string &core_path) const;
+
+private:
+  pid_t pid_ = -1;
+  std::vector<nlohmann::json> manifest_;
+};
+
+/// Runs a command line through /bin/sh; returns its exit status and captures stdout and stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult runCommand(const std::string &command_line);
+
+/// The whole file as bytes (REQUIREs it is readable).
+std::vector<uint8_t> readFileBytes(const std::string &path);
+void writeFileBytes(const std::string &path, const std::vector<uint8_t> &bytes);
+
+/// Decompresses fixtures/<name>.xz (or .gz) into the build tree once and returns the path.
+std::string unpackedFixture(const std::string &relative_compressed_path);
+
+} // namespace dumpsift::test
