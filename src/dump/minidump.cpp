@@ -1,8 +1,285 @@
+// The minidump reader: turns the streams of an MDMP file into a Snapshot.
+//
+// Sources, in order of preference:
+// - memory bytes: Memory64List, then MemoryList, then the threads' own stack descriptors (each
+//   only where the earlier ones did not already capture the bytes);
+// - region map: MemoryInfoList; else LinuxMaps; else the captured ranges themselves;
+// - process: MiscInfo and LinuxProcStatus (pid), LinuxProcStatus (name), LinuxCMDLine, LinuxAuxv.
+//
+// MemoryInfoList policy: MEM_FREE entries are not regions. MEM_RESERVE entries are regions with no
+// permissions and nothing captured (address space the process holds but cannot touch, like a
+// PROT_NONE line in /proc/PID/maps); they are class Image when the reservation is MEM_IMAGE or
+// MEM_MAPPED and Other otherwise. Committed MEM_IMAGE and MEM_MAPPED regions are Image; committed
+// writable MEM_PRIVATE regions are Anonymous (the heap candidates on Windows; finalizeSnapshot
+// turns the ones holding a thread's stack pointer into Stack); other committed ones are Other.
+// When a LinuxMaps line covers exactly the same range it decides the class and the backing file
+// instead (Linux writers mark file mappings MEM_PRIVATE). Image regions inside a module's range
+// take the module's path as their backing file when nothing better is known.
+#include "minidump_streams.h"
 #include "readers.h"
 
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+#include <limits>
+
 namespace dumpsift::detail {
-// Placeholder until the minidump reader lands.
-llvm::Error readMinidump(Snapshot &) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "minidump reader not built yet");
+
+namespace {
+
+using llvm::ArrayRef;
+
+// Sorts the captured ranges and makes them disjoint without copying bytes: a range inside an
+// earlier one is dropped (stacks are usually listed twice), one that overlaps an earlier one loses
+// its overlapping front. Ranges that wrap past 2^64 are dropped with a warning.
+void normalizeMemory(std::vector<MemoryRange> &memory, Diagnostics &diags) {
+  std::erase_if(memory, [&](const MemoryRange &m) {
+    if (m.start + m.bytes.size() >= m.start)
+      return m.bytes.empty();
+    diags.warn("memory range at " + hexAddress(m.start),
+               "runs past the end of the address space; ignored");
+    return true;
+  });
+  // Larger first among equal starts, so an exact duplicate or a shorter copy is the one dropped.
+  std::stable_sort(memory.begin(), memory.end(), [](const MemoryRange &a, const MemoryRange &b) {
+    return a.start != b.start ? a.start < b.start : a.bytes.size() > b.bytes.size();
+  });
+  std::vector<MemoryRange> kept;
+  kept.reserve(memory.size());
+  size_t trimmed = 0;
+  for (MemoryRange &m : memory) {
+    if (!kept.empty()) {
+      uint64_t prev_end = kept.back().end();
+      if (m.end() <= prev_end)
+        continue;
+      if (m.start < prev_end) {
+        m.bytes = m.bytes.drop_front(prev_end - m.start);
+        m.start = prev_end;
+        ++trimmed;
+      }
+    }
+    kept.push_back(m);
+  }
+  if (trimmed)
+    diags.warn("minidump memory",
+               std::to_string(trimmed) + " captured ranges overlap earlier ones; the earlier "
+                                         "copy of the overlapping bytes is used");
+  memory = std::move(kept);
 }
+
+// The module whose [start, end) holds `addr`, or nullptr. `modules` is sorted by start.
+const Module *moduleContaining(const std::vector<Module> &modules, uint64_t addr) {
+  auto it = std::upper_bound(modules.begin(), modules.end(), addr,
+                             [](uint64_t a, const Module &m) { return a < m.start; });
+  if (it == modules.begin())
+    return nullptr;
+  --it;
+  return addr < it->end ? &*it : nullptr;
+}
+
+// The last path component, for either separator.
+std::string baseName(llvm::StringRef path) {
+  size_t slash = path.find_last_of("/\\");
+  return (slash == llvm::StringRef::npos ? path : path.substr(slash + 1)).str();
+}
+
+// Region for one LinuxMaps line.
+Region regionFromMaps(const mdmp::MapsEntry &e) {
+  Region r;
+  r.start = e.start;
+  r.size = e.end - e.start;
+  r.perms = e.perms;
+  r.cls = mdmp::classifyMapsEntry(e);
+  if (r.cls == RegionClass::Image && llvm::StringRef(e.path).startswith("/")) {
+    r.backing_file = e.path;
+    r.file_offset = e.offset;
+  }
+  return r;
+}
+
+// Regions from MemoryInfoList entries (policy in the file comment). `maps` (sorted by start) may
+// be empty.
+std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntry> &entries,
+                                          const std::vector<mdmp::MapsEntry> &maps,
+                                          Diagnostics &diags) {
+  std::vector<Region> regions;
+  regions.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const mdmp::MemoryInfoEntry &e = entries[i];
+    if (e.size == 0 || (e.state & mdmp::kMemFree))
+      continue;
+    if (e.base + e.size < e.base) {
+      diags.warn("MemoryInfoList entry " + std::to_string(i),
+                 "region at " + hexAddress(e.base) + " runs past the end of the address space; "
+                                                     "ignored");
+      continue;
+    }
+    Region r;
+    r.start = e.base;
+    r.size = e.size;
+    r.mdmp_state = e.state;
+    r.mdmp_type = e.type;
+    const bool image = e.type & (mdmp::kMemImage | mdmp::kMemMapped);
+    if ((e.state & mdmp::kMemReserve) && !(e.state & mdmp::kMemCommit)) {
+      r.cls = image ? RegionClass::Image : RegionClass::Other;
+    } else {
+      r.perms = mdmp::permsFromProtect(e.protect);
+      if (image)
+        r.cls = RegionClass::Image;
+      else
+        r.cls = r.perms.write ? RegionClass::Anonymous : RegionClass::Other;
+    }
+    auto it = std::lower_bound(maps.begin(), maps.end(), r.start,
+                               [](const mdmp::MapsEntry &m, uint64_t a) { return m.start < a; });
+    if (it != maps.end() && it->start == r.start && it->end == r.end()) {
+      Region from_maps = regionFromMaps(*it);
+      r.cls = from_maps.cls;
+      r.backing_file = from_maps.backing_file;
+      r.file_offset = from_maps.file_offset;
+    }
+    regions.push_back(std::move(r));
+  }
+  return regions;
+}
+
+// Regions when no map of the address space exists: one per captured range, readable, Image when a
+// module holds it, Other otherwise.
+std::vector<Region> regionsFromMemory(const std::vector<MemoryRange> &memory,
+                                      const std::vector<Module> &modules) {
+  std::vector<Region> regions;
+  regions.reserve(memory.size());
+  for (const MemoryRange &m : memory) {
+    Region r;
+    r.start = m.start;
+    r.size = m.bytes.size();
+    r.perms.read = true;
+    r.cls = RegionClass::Other;
+    if (const Module *mod = moduleContaining(modules, m.start)) {
+      r.cls = RegionClass::Image;
+      r.backing_file = mod->path;
+    }
+    regions.push_back(std::move(r));
+  }
+  return regions;
+}
+
+} // namespace
+
+llvm::Error readMinidump(Snapshot &snapshot) {
+  llvm::StringRef buffer = snapshot.file->getBuffer();
+  ArrayRef<uint8_t> file(reinterpret_cast<const uint8_t *>(buffer.data()), buffer.size());
+  Diagnostics &diags = snapshot.diagnostics;
+
+  auto dir = mdmp::readDirectory(file, diags);
+  if (!dir)
+    return dir.takeError();
+  if (dir->streams.empty())
+    diags.warn("minidump directory", "holds no usable stream; the snapshot is empty");
+
+  // System.
+  uint16_t arch = 0xffff;
+  snapshot.system.os = "unknown";
+  snapshot.system.arch = "unknown";
+  if (const mdmp::Stream *s = dir->find(mdmp::kSystemInfo)) {
+    if (auto si = mdmp::parseSystemInfo(*s, diags)) {
+      snapshot.system = si->info;
+      arch = si->arch;
+    }
+  } else {
+    diags.warn("minidump", "no SystemInfo stream; OS and architecture unknown, pointer size 8 "
+                           "assumed");
+  }
+
+  // Process.
+  if (const mdmp::Stream *s = dir->find(mdmp::kMiscInfo))
+    snapshot.process.pid = mdmp::parseMiscInfoPid(*s);
+  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxProcStatus)) {
+    mdmp::ProcStatus status = mdmp::parseProcStatus(
+        llvm::StringRef(reinterpret_cast<const char *>(s->bytes.data()), s->bytes.size()));
+    snapshot.process.name = status.name;
+    if (!snapshot.process.pid)
+      snapshot.process.pid = status.pid;
+  }
+  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxCmdLine))
+    snapshot.process.command_line = mdmp::parseCmdLine(s->bytes);
+  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxAuxv))
+    snapshot.auxv = mdmp::parseAuxv(*s, snapshot.system.pointer_size, diags);
+
+  // Modules.
+  if (const mdmp::Stream *s = dir->find(mdmp::kModuleList)) {
+    for (mdmp::ModuleEntry &e : mdmp::parseModuleList(file, *s, diags)) {
+      Module m;
+      m.path = std::move(e.name);
+      m.start = e.base;
+      m.end = e.base + e.size < e.base ? std::numeric_limits<uint64_t>::max() : e.base + e.size;
+      m.build_id = std::move(e.build_id);
+      snapshot.modules.push_back(std::move(m));
+    }
+  }
+  if (snapshot.process.name.empty()) {
+    llvm::StringRef argv0 = llvm::StringRef(snapshot.process.command_line).split(' ').first;
+    if (!argv0.empty())
+      snapshot.process.name = baseName(argv0);
+    else if (!snapshot.modules.empty()) // the first module is the main executable
+      snapshot.process.name = baseName(snapshot.modules.front().path);
+  }
+  std::vector<Module> modules_by_start = snapshot.modules;
+  std::sort(modules_by_start.begin(), modules_by_start.end(),
+            [](const Module &a, const Module &b) { return a.start < b.start; });
+
+  // Captured memory: Memory64List, MemoryList, then stacks the lists do not hold.
+  std::vector<MemoryRange> memory;
+  if (const mdmp::Stream *s = dir->find(mdmp::kMemory64List))
+    memory = mdmp::parseMemory64List(file, *s, diags);
+  if (const mdmp::Stream *s = dir->find(mdmp::kMemoryList))
+    for (const MemoryRange &m : mdmp::parseMemoryList(file, *s, diags))
+      memory.push_back(m);
+
+  // Threads.
+  if (const mdmp::Stream *s = dir->find(mdmp::kThreadList)) {
+    for (const mdmp::ThreadEntry &e : mdmp::parseThreadList(file, *s, diags)) {
+      Thread t;
+      t.tid = e.tid;
+      t.stack_pointer = mdmp::stackPointerFromContext(arch, e.context).value_or(e.stack_start);
+      if (e.stack_size != 0 && e.stack_start + e.stack_size > e.stack_start) {
+        t.stack_start = e.stack_start;
+        t.stack_end = e.stack_start + e.stack_size;
+        // RVA 0 is the header: full-memory dumps leave stack descriptors pointing nowhere.
+        if (e.stack_rva != 0)
+          if (auto bytes = mdmp::fileSlice(file, e.stack_rva, e.stack_size,
+                                           "thread " + std::to_string(e.tid) + " stack", diags))
+            memory.push_back({e.stack_start, *bytes});
+      }
+      snapshot.threads.push_back(t);
+    }
+  }
+  normalizeMemory(memory, diags);
+  snapshot.memory = memory;
+
+  // Regions: MemoryInfoList, else LinuxMaps, else the captured ranges.
+  std::vector<mdmp::MapsEntry> maps;
+  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxMaps)) {
+    maps = mdmp::parseLinuxMaps(*s, diags).entries;
+    std::stable_sort(maps.begin(), maps.end(),
+                     [](const auto &a, const auto &b) { return a.start < b.start; });
+  }
+  std::optional<std::vector<mdmp::MemoryInfoEntry>> info;
+  if (const mdmp::Stream *s = dir->find(mdmp::kMemoryInfoList))
+    info = mdmp::parseMemoryInfoList(*s, diags);
+  if (info) {
+    snapshot.regions = regionsFromMemoryInfo(*info, maps, diags);
+  } else if (!maps.empty()) {
+    snapshot.regions.reserve(maps.size());
+    for (const mdmp::MapsEntry &e : maps)
+      snapshot.regions.push_back(regionFromMaps(e));
+  } else {
+    snapshot.regions = regionsFromMemory(snapshot.memory, modules_by_start);
+  }
+  for (Region &r : snapshot.regions)
+    if (r.cls == RegionClass::Image && r.backing_file.empty())
+      if (const Module *mod = moduleContaining(modules_by_start, r.start))
+        r.backing_file = mod->path;
+  return llvm::Error::success();
+}
+
 } // namespace dumpsift::detail

@@ -97,9 +97,9 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryB
                                    "not a core dump or minidump (unrecognised magic)");
   }
   if (err)
-    return std::move(err);
+    return err;
   detail::finalizeSnapshot(*snapshot);
-  return std::move(snapshot);
+  return snapshot;
 }
 
 } // namespace dumpsift

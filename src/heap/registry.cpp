@@ -1,6 +1,8 @@
 // The one list of heap walkers. Adding an allocator: one file plus one line here.
 #include "dumpsift/heap/walker.h"
 
+#include "glibc/glibc_walker.h"
+
 namespace dumpsift {
 
 llvm::StringRef stateName(AllocState state) {
@@ -23,6 +25,7 @@ void HeapStats::add(const Allocation &a) {
 const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
   static const std::vector<std::unique_ptr<HeapWalker>> walkers = [] {
     std::vector<std::unique_ptr<HeapWalker>> list;
+    list.push_back(makeGlibcWalker());
     return list;
   }();
   return walkers;

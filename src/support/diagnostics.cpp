@@ -2,6 +2,21 @@
 
 namespace dumpsift {
 
+Diagnostics::Diagnostics(Diagnostics &&other) noexcept {
+  std::lock_guard<std::mutex> lock(other.mutex_);
+  kept_ = std::move(other.kept_);
+  suppressed_ = other.suppressed_;
+}
+
+Diagnostics &Diagnostics::operator=(Diagnostics &&other) noexcept {
+  if (this != &other) {
+    std::scoped_lock lock(mutex_, other.mutex_);
+    kept_ = std::move(other.kept_);
+    suppressed_ = other.suppressed_;
+  }
+  return *this;
+}
+
 void Diagnostics::warn(std::string where, std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Diagnostic &d : kept_)

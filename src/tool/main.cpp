@@ -1,5 +1,47 @@
-#include <cstdio>
-int main() {
-  std::puts("dumpsift: under construction");
-  return 0;
+// dumpsift: find, group, sniff and extract the large buffers in a process memory dump.
+#include "tool.h"
+
+#include "dumpsift/support/version.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+namespace dumpsift::tool {
+
+llvm::Error fileError(const std::string &path, llvm::Error cause) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s': %s", path.c_str(),
+                                 llvm::toString(std::move(cause)).c_str());
+}
+
+bool stderrIsTerminal() { return isatty(STDERR_FILENO) != 0; }
+
+} // namespace dumpsift::tool
+
+int main(int argc, char **argv) {
+  using namespace dumpsift::tool;
+  CLI::App app{"dumpsift: find, group, sniff and extract the large buffers in a process memory "
+               "dump (ELF core or minidump)."};
+  app.name("dumpsift");
+  app.set_version_flag("--version", std::string("dumpsift ") + dumpsift::kToolVersion);
+  app.require_subcommand(1);
+
+  Runner runner;
+  addInfoCommand(app, runner);
+  addHeapCommand(app, runner);
+  addAnalyzeCommand(app, runner);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitError;
+  }
+
+  llvm::Expected<int> result = runner();
+  if (!result) {
+    llvm::errs() << "dumpsift: error: " << llvm::toString(result.takeError()) << "\n";
+    return kExitError;
+  }
+  return *result;
 }

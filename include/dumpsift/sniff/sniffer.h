@@ -5,6 +5,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,8 +53,19 @@ public:
   /// Full validation of content starting at data[0]. Never reads outside `data`, bounds its work,
   /// never throws. nullopt when it is not this kind after all.
   virtual std::optional<SniffResult> validate(llvm::ArrayRef<uint8_t> data) const = 0;
+  /// Embedded search: the first offset in [from, limit) of `buffer` where this kind's signature
+  /// occurs (the signature bytes may extend past `limit`), or kNoCandidate. Only kinds with a
+  /// strong signature override it; the default means "recognised at offset 0 only". Cheap
+  /// (memchr/memmem), no allocation. sniff() still runs quickCheck and validate on each candidate.
+  virtual size_t findCandidate(llvm::ArrayRef<uint8_t> buffer, size_t from, size_t limit) const {
+    (void)buffer, (void)from, (void)limit;
+    return kNoCandidate;
+  }
 
   static constexpr size_t kHeadBytes = 16;
+  static constexpr size_t kNoCandidate = SIZE_MAX;
+  /// sniff() looks for embedded content starting within this many bytes of the buffer start.
+  static constexpr size_t kEmbeddedWindow = 4096;
 };
 
 /// Every signature sniffer, in priority order.

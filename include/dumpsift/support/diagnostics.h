@@ -21,6 +21,11 @@ class Diagnostics {
 public:
   static constexpr size_t kMaxKept = 1000;
 
+  Diagnostics() = default;
+  /// Moving takes the other's warnings (not thread-safe against concurrent warn() on `other`).
+  Diagnostics(Diagnostics &&other) noexcept;
+  Diagnostics &operator=(Diagnostics &&other) noexcept;
+
   void warn(std::string where, std::string message);
 
   /// The kept warnings, in the order first seen.

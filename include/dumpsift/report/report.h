@@ -1,0 +1,35 @@
+// The analysis report: JSON (schema in docs/report-schema.md and docs/report.schema.json) and the
+// text summary a person reads in ten seconds.
+#pragma once
+
+#include "dumpsift/analysis/analysis.h"
+#include "dumpsift/report/info.h"
+
+#include <ostream>
+
+namespace dumpsift {
+
+/// Bumped whenever a field changes meaning or disappears (adding fields does not bump it).
+inline constexpr int kReportSchemaVersion = 1;
+
+/// A content's details as JSON (bool, numbers, strings, arrays of numbers).
+Json detailsJson(const Details &details);
+
+/// One buffer as it appears in the report's `buffers` array.
+Json bufferJson(const Analysis &analysis, const Buffer &buffer);
+
+/// The whole report. Deterministic: same dump and options, same bytes.
+Json reportJson(const Snapshot &snapshot, const Analysis &analysis);
+
+struct TextOptions {
+  size_t top = 10; // rows of the group table
+};
+
+/// The summary: the dump in one line, the largest groups, and one line per notable thing.
+void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
+                      std::ostream &out);
+
+/// "jpeg x12 (truncated 12), aws-chunked x12 (payload jpeg)": the kinds of a group, in words.
+std::string describeKinds(const Analysis &analysis, const SizeGroup &group);
+
+} // namespace dumpsift

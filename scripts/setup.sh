@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything dumpsift needs to build and test on Debian 12 (bookworm). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  llvm-dev libcli11-dev nlohmann-json3-dev libturbojpeg0-dev zlib1g-dev catch2
+  gdb xz-utils          # tests dump live fixture processes with gcore
+  clang-format-14       # CI checks formatting
+  libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
+)
+if [ -f fixtures/dotnet/packages.txt ]; then
+  mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')
+  packages+=("${extra[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Managed-runtime fixtures (.NET Core 2.0 from the npm registry, Mono from Debian), if present.
+if [ -x fixtures/dotnet/setup.sh ]; then
+  fixtures/dotnet/setup.sh
+fi

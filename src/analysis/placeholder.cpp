@@ -1,1 +1,0 @@
-// The analysis layer (size groups, findings) lands with `dumpsift analyze`.

@@ -1,0 +1,142 @@
+#include "region_scan.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace dumpsift {
+
+namespace {
+
+constexpr ContentKind kScanKinds[] = {ContentKind::Jpeg, ContentKind::Png,  ContentKind::Gif,
+                                      ContentKind::Webp, ContentKind::Gzip, ContentKind::Zstd,
+                                      ContentKind::Zip,  ContentKind::Pdf,  ContentKind::AwsChunked};
+
+bool isScanKind(ContentKind kind) {
+  return std::find(std::begin(kScanKinds), std::end(kScanKinds), kind) != std::end(kScanKinds);
+}
+
+bool isHexDigit(uint8_t c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// The byte that can start each scanned format, so the scan tests a sniffer only on a candidate.
+struct FirstByteTable {
+  std::array<bool, 256> candidate{};
+  FirstByteTable() {
+    for (int c : {0xFF, 0x89, int('G'), int('R'), 0x1F, 0x28, int('P'), int('%')})
+      candidate[static_cast<size_t>(c)] = true;
+    for (int c = 0; c < 256; ++c) // aws-chunked starts with a hex chunk size
+      if (isHexDigit(static_cast<uint8_t>(c)))
+        candidate[static_cast<size_t>(c)] = true;
+  }
+};
+
+// End of the run of non-zero bytes starting at `from` (an estimate of unknown extents).
+uint64_t nonZeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from) {
+  // A run ends at the first 16 zero bytes in a row: short zero runs occur inside most formats.
+  uint64_t zeros = 0;
+  for (uint64_t i = from; i < bytes.size(); ++i) {
+    zeros = bytes[i] == 0 ? zeros + 1 : 0;
+    if (zeros == 16)
+      return i + 1 - 16;
+  }
+  return bytes.size();
+}
+
+void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
+               const std::function<void(Buffer)> &emit) {
+  static const FirstByteTable table;
+  const auto &all = sniffers();
+  uint64_t i = 0;
+  while (i < bytes.size()) {
+    if (!table.candidate[bytes[i]]) {
+      ++i;
+      continue;
+    }
+    llvm::ArrayRef<uint8_t> rest = bytes.drop_front(i);
+    llvm::ArrayRef<uint8_t> head = rest.take_front(Sniffer::kHeadBytes);
+    std::optional<SniffResult> hit;
+    for (const auto &sniffer : all) {
+      if (!isScanKind(sniffer->kind()) || !sniffer->quickCheck(head))
+        continue;
+      hit = sniffer->validate(rest);
+      if (hit)
+        break;
+    }
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    uint64_t length = hit->length;
+    bool estimated = hit->length_estimated || length == 0;
+    if (estimated)
+      length = nonZeroRunEnd(bytes, i) - i;
+    length = std::min<uint64_t>(length, bytes.size() - i);
+    if (length >= options.min_size) {
+      Buffer b;
+      b.allocation.address = base + i;
+      b.allocation.chunk_address = base + i;
+      b.allocation.size = length;
+      b.allocation.chunk_size = length;
+      b.allocation.state = AllocState::Unknown;
+      b.source = kRegionScan;
+      b.estimated = estimated;
+      hit->offset = 0;
+      b.content = std::move(*hit);
+      emit(std::move(b));
+    }
+    i += std::max<uint64_t>(length, 1);
+  }
+}
+
+} // namespace
+
+std::vector<UnclaimedRange> unclaimedMemory(const AddressSpace &memory,
+                                            const std::vector<HeapWalkResult> &heaps) {
+  std::vector<std::pair<uint64_t, uint64_t>> claimed; // [start, end)
+  for (const HeapWalkResult &h : heaps)
+    for (const HeapArea &a : h.areas)
+      claimed.emplace_back(a.start, a.start + a.size);
+  std::sort(claimed.begin(), claimed.end());
+
+  std::vector<UnclaimedRange> out;
+  const Snapshot &snap = memory.snapshot();
+  size_t ci = 0;
+  for (const MemoryRange &m : snap.memory) {
+    const Region *region = memory.regionContaining(m.start);
+    if (!region || (region->cls != RegionClass::Heap && region->cls != RegionClass::Anonymous))
+      continue;
+    uint64_t cursor = m.start;
+    uint64_t end = std::min(m.end(), region->end());
+    while (ci < claimed.size() && claimed[ci].second <= cursor)
+      ++ci;
+    for (size_t j = ci; cursor < end; ++j) {
+      uint64_t next_claim = j < claimed.size() ? claimed[j].first : UINT64_MAX;
+      if (next_claim > cursor) {
+        uint64_t gap_end = std::min(end, next_claim);
+        out.push_back({cursor, gap_end - cursor, region->cls});
+        cursor = gap_end;
+      }
+      if (j < claimed.size())
+        cursor = std::max(cursor, std::min(end, claimed[j].second));
+      else
+        break;
+    }
+  }
+  return out;
+}
+
+void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
+                   const AnalyzeOptions &options, const std::function<void(Buffer)> &emit) {
+  for (const UnclaimedRange &r : ranges) {
+    if (r.size < options.min_size)
+      continue;
+    const uint8_t *p = memory.tryView(r.start, r.size);
+    if (!p)
+      continue;
+    scanBytes(r.start, llvm::ArrayRef<uint8_t>(p, r.size), options, emit);
+  }
+}
+
+} // namespace dumpsift

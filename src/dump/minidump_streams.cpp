@@ -1,0 +1,513 @@
+// Binary minidump streams: header and directory, memory lists, memory info, threads, modules,
+// system and misc info. See minidump_streams.h for the contracts.
+#include "minidump_streams.h"
+
+#include "dumpsift/support/hex.h"
+
+#include "llvm/BinaryFormat/Minidump.h"
+#include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/Endian.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_set>
+
+namespace dumpsift::detail::mdmp {
+
+namespace md = llvm::minidump;
+using llvm::ArrayRef;
+
+namespace {
+
+// The packed little-endian structs of llvm/BinaryFormat/Minidump.h have alignment 1, so a pointer
+// into the file may be viewed as one of them once the bytes are known to be there.
+template <typename T> const T *viewAs(ArrayRef<uint8_t> bytes, uint64_t offset) {
+  static_assert(alignof(T) == 1, "minidump structs must be unaligned views");
+  if (offset > bytes.size() || bytes.size() - offset < sizeof(T))
+    return nullptr;
+  return reinterpret_cast<const T *>(bytes.data() + offset);
+}
+
+// Reads a little-endian word at `offset`; the caller checked the bounds.
+uint64_t read64(ArrayRef<uint8_t> bytes, size_t offset) {
+  return llvm::support::endian::read64le(bytes.data() + offset);
+}
+uint32_t read32(ArrayRef<uint8_t> bytes, size_t offset) {
+  return llvm::support::endian::read32le(bytes.data() + offset);
+}
+
+// Plain values of LLVM's enum-typed fields.
+template <typename E> uint32_t raw(const llvm::support::little_t<E> &field) {
+  return static_cast<uint32_t>(static_cast<E>(field));
+}
+
+// Decimal, for messages. (llvm::formatv on integers trips g++ 12's -Wmaybe-uninitialized.)
+std::string num(uint64_t value) { return std::to_string(value); }
+
+// "0x4d7a0004": a stream type code, 8 hex digits.
+std::string hex8(uint32_t value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", value);
+  return buf;
+}
+
+constexpr uint32_t kMaxModuleNameBytes = 64 * 1024;     // one MINIDUMP_STRING, UTF-16 bytes
+constexpr uint64_t kModuleNameBudget = 16 * 1024 * 1024; // all module names together
+constexpr size_t kMaxElfBuildIdBytes = 64;
+
+} // namespace
+
+const Stream *Directory::find(uint32_t type) const {
+  for (const Stream &s : streams)
+    if (s.type == type)
+      return &s;
+  return nullptr;
+}
+
+std::string streamName(uint32_t type) {
+  switch (type) {
+#define HANDLE_MDMP_STREAM_TYPE(CODE, NAME)                                                        \
+  case CODE:                                                                                       \
+    return #NAME;
+#include "llvm/BinaryFormat/MinidumpConstants.def"
+  default: return hex8(type);
+  }
+}
+
+std::string streamWhere(uint32_t type) {
+  std::string name = streamName(type);
+  std::string code = hex8(type);
+  if (name == code)
+    return "stream " + code;
+  return "stream " + name + " (" + code + ")";
+}
+
+llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &diags) {
+  auto fail = [](const std::string &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+  };
+  const md::Header *header = viewAs<md::Header>(file, 0);
+  if (!header)
+    return fail("truncated minidump header (" + num(file.size()) + " of " +
+                num(sizeof(md::Header)) + " bytes)");
+  if (header->Signature != md::Header::MagicSignature)
+    return fail("not a minidump (signature is not MDMP)");
+  if ((header->Version & 0xffff) != md::Header::MagicVersion)
+    return fail("unsupported minidump version " + hexAddress(header->Version & 0xffff) +
+                " (expected 0xa793)");
+
+  Directory dir;
+  dir.version = header->Version;
+  dir.declared_streams = header->NumberOfStreams;
+  dir.flags = header->Flags;
+  const uint64_t dir_rva = header->StreamDirectoryRVA;
+  const uint64_t declared = header->NumberOfStreams;
+  if (declared == 0)
+    return dir;
+  if (dir_rva >= file.size())
+    return fail("stream directory at " + hexAddress(dir_rva) + " lies past the end of the file (" +
+                num(file.size()) + " bytes)");
+  uint64_t fits = (file.size() - dir_rva) / sizeof(md::Directory);
+  if (fits == 0)
+    return fail("stream directory at " + hexAddress(dir_rva) +
+                " is cut short by the end of the file");
+  uint64_t count = declared;
+  if (count > fits) {
+    diags.warn("minidump directory",
+               "claims " + num(declared) + " streams, the file holds only " + num(fits) +
+                   " entries; reading those");
+    count = fits;
+  }
+
+  std::unordered_set<uint32_t> seen;
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto *entry = viewAs<md::Directory>(file, dir_rva + i * sizeof(md::Directory));
+    const uint32_t type = raw(entry->Type);
+    const uint64_t size = entry->Location.DataSize;
+    const uint64_t rva = entry->Location.RVA;
+    if (type == 0)
+      continue; // MINIDUMP_STREAM_TYPE UnusedStream: padding some writers leave
+    std::string where = streamWhere(type) + " (directory entry " + std::to_string(i) + ")";
+    if (!seen.insert(type).second) {
+      diags.warn(where, "repeats a stream type seen earlier; only the first is read");
+      continue;
+    }
+    Stream stream;
+    stream.type = type;
+    stream.index = static_cast<uint32_t>(i);
+    stream.rva = static_cast<uint32_t>(rva);
+    if (size != 0 && rva >= file.size()) {
+      diags.warn(where, "lies at " + hexAddress(rva) + ", past the end of the file (" +
+                            num(file.size()) + " bytes); skipped");
+      continue;
+    }
+    uint64_t avail = rva >= file.size() ? 0 : file.size() - rva;
+    if (size > avail) {
+      diags.warn(where, "claims " + num(size) + " bytes at " + hexAddress(rva) +
+                            ", the file holds only " + num(avail) + "; reading those");
+      stream.truncated = true;
+    }
+    stream.bytes = size == 0 ? ArrayRef<uint8_t>() : file.slice(rva, std::min(size, avail));
+    dir.streams.push_back(stream);
+  }
+  return dir;
+}
+
+std::optional<ArrayRef<uint8_t>> fileSlice(ArrayRef<uint8_t> file, uint64_t rva, uint64_t size,
+                                           const std::string &where, Diagnostics &diags) {
+  if (size == 0)
+    return ArrayRef<uint8_t>();
+  if (rva >= file.size()) {
+    diags.warn(where, "data at " + hexAddress(rva) + " lies past the end of the file; not read");
+    return std::nullopt;
+  }
+  uint64_t avail = file.size() - rva;
+  if (size > avail) {
+    diags.warn(where, "data at " + hexAddress(rva) + " is cut short by the end of the file (" +
+                          num(avail) + " of " + num(size) + " bytes)");
+    size = avail;
+  }
+  return file.slice(rva, size);
+}
+
+ArrayRef<uint8_t> listEntries(const Stream &stream, size_t entry_size, Diagnostics &diags,
+                              size_t &count) {
+  count = 0;
+  ArrayRef<uint8_t> bytes = stream.bytes;
+  if (bytes.size() < 4) {
+    diags.warn(streamWhere(stream.type), "too short to hold its entry count");
+    return {};
+  }
+  const uint64_t declared = read32(bytes, 0);
+  if (declared == 0)
+    return {};
+  // Some writers pad the u32 count to 8 bytes; the spare room says so (LLVM's rule).
+  uint64_t offset = 4;
+  if (4 + declared * entry_size < bytes.size())
+    offset = 8;
+  uint64_t fits = (bytes.size() - offset) / entry_size;
+  uint64_t n = declared;
+  if (n > fits) {
+    if (!stream.truncated) // a clipped stream was reported already
+      diags.warn(streamWhere(stream.type),
+                 "claims " + num(declared) + " entries, only " + num(fits) + " fit in its " +
+                     num(bytes.size()) + " bytes");
+    n = fits;
+  }
+  count = static_cast<size_t>(n);
+  return bytes.slice(offset, n * entry_size);
+}
+
+std::vector<MemoryRange> parseMemoryList(ArrayRef<uint8_t> file, const Stream &stream,
+                                         Diagnostics &diags) {
+  size_t count = 0;
+  ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::MemoryDescriptor), diags, count);
+  std::vector<MemoryRange> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto *d = viewAs<md::MemoryDescriptor>(entries, i * sizeof(md::MemoryDescriptor));
+    std::string where = "MemoryList range " + std::to_string(i);
+    auto bytes = fileSlice(file, d->Memory.RVA, d->Memory.DataSize, where, diags);
+    if (!bytes || bytes->empty())
+      continue;
+    out.push_back({d->StartOfMemoryRange, *bytes});
+  }
+  return out;
+}
+
+std::vector<MemoryRange> parseMemory64List(ArrayRef<uint8_t> file, const Stream &stream,
+                                           Diagnostics &diags) {
+  const std::string where = streamWhere(stream.type);
+  ArrayRef<uint8_t> bytes = stream.bytes;
+  std::vector<MemoryRange> out;
+  if (bytes.size() < 16) {
+    diags.warn(where, "too short to hold its 16-byte header");
+    return out;
+  }
+  const uint64_t declared = read64(bytes, 0);
+  const uint64_t base_rva = read64(bytes, 8);
+  const uint64_t fits = (bytes.size() - 16) / 16;
+  uint64_t n = declared;
+  if (n > fits) {
+    if (!stream.truncated)
+      diags.warn(where, "claims " + num(declared) + " ranges, only " + num(fits) +
+                            " fit in its " + num(bytes.size()) + " bytes");
+    n = fits;
+  }
+  out.reserve(static_cast<size_t>(n));
+  uint64_t rva = base_rva;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t start = read64(bytes, 16 + i * 16);
+    const uint64_t size = read64(bytes, 16 + i * 16 + 8);
+    if (size == 0)
+      continue;
+    if (rva >= file.size()) {
+      diags.warn(where, "range " + num(i) + " at " + hexAddress(start) + ": its data at file offset " +
+                            hexAddress(rva) + " lies past the end of the file; it and " +
+                            num(n - i - 1) + " later ranges not read");
+      break;
+    }
+    uint64_t avail = file.size() - rva;
+    if (size > avail) {
+      diags.warn(where, "range " + num(i) + " at " + hexAddress(start) + ": " + num(avail) +
+                            " of " + num(size) + " bytes in the file; the rest and " +
+                            num(n - i - 1) + " later ranges not read");
+      out.push_back({start, file.slice(rva, avail)});
+      break;
+    }
+    out.push_back({start, file.slice(rva, size)});
+    rva += size; // cannot wrap: size <= file.size() - rva
+  }
+  return out;
+}
+
+std::optional<std::vector<MemoryInfoEntry>> parseMemoryInfoList(const Stream &stream,
+                                                                Diagnostics &diags) {
+  const std::string where = streamWhere(stream.type);
+  const auto *header = viewAs<md::MemoryInfoListHeader>(stream.bytes, 0);
+  if (!header) {
+    diags.warn(where, "too short to hold its 16-byte header; not used");
+    return std::nullopt;
+  }
+  const uint64_t header_size = header->SizeOfHeader;
+  const uint64_t entry_size = header->SizeOfEntry;
+  const uint64_t declared = header->NumberOfEntries;
+  if (header_size < sizeof(md::MemoryInfoListHeader) || header_size > stream.bytes.size()) {
+    diags.warn(where, "SizeOfHeader " + num(header_size) +
+                          " is not between 16 and the stream size " + num(stream.bytes.size()) +
+                          "; not used");
+    return std::nullopt;
+  }
+  if (entry_size < sizeof(md::MemoryInfo)) {
+    diags.warn(where,
+               "SizeOfEntry " + num(entry_size) + " is smaller than a MemoryInfo (48); not used");
+    return std::nullopt;
+  }
+  const uint64_t fits = (stream.bytes.size() - header_size) / entry_size;
+  uint64_t n = declared;
+  if (n > fits) {
+    if (!stream.truncated)
+      diags.warn(where, "claims " + num(declared) + " entries, only " + num(fits) +
+                            " fit in its " + num(stream.bytes.size()) + " bytes");
+    n = fits;
+  }
+  std::vector<MemoryInfoEntry> out;
+  out.reserve(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto *info = viewAs<md::MemoryInfo>(stream.bytes, header_size + i * entry_size);
+    MemoryInfoEntry e;
+    e.base = info->BaseAddress;
+    e.size = info->RegionSize;
+    e.state = raw(info->State);
+    e.protect = raw(info->Protect);
+    e.type = raw(info->Type);
+    out.push_back(e);
+  }
+  return out;
+}
+
+Permissions permsFromProtect(uint32_t protect) {
+  Permissions p;
+  switch (protect & 0xff) {
+  case 0x02: p.read = true; break;                                 // READONLY
+  case 0x04:                                                       // READWRITE
+  case 0x08: p.read = p.write = true; break;                       // WRITECOPY
+  case 0x10: p.execute = true; break;                              // EXECUTE
+  case 0x20: p.read = p.execute = true; break;                     // EXECUTE_READ
+  case 0x40:                                                       // EXECUTE_READWRITE
+  case 0x80: p.read = p.write = p.execute = true; break;           // EXECUTE_WRITECOPY
+  default: break;                                                  // NOACCESS, 0, combinations
+  }
+  return p;
+}
+
+std::vector<ThreadEntry> parseThreadList(ArrayRef<uint8_t> file, const Stream &stream,
+                                         Diagnostics &diags) {
+  size_t count = 0;
+  ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::Thread), diags, count);
+  std::vector<ThreadEntry> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto *t = viewAs<md::Thread>(entries, i * sizeof(md::Thread));
+    ThreadEntry e;
+    e.tid = t->ThreadId;
+    e.stack_start = t->Stack.StartOfMemoryRange;
+    e.stack_size = t->Stack.Memory.DataSize;
+    e.stack_rva = t->Stack.Memory.RVA;
+    if (auto ctx = fileSlice(file, t->Context.RVA, t->Context.DataSize,
+                             "thread " + std::to_string(e.tid) + " context", diags))
+      e.context = *ctx;
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::optional<uint64_t> stackPointerFromContext(uint16_t arch, ArrayRef<uint8_t> context) {
+  auto word64 = [&](size_t offset) -> std::optional<uint64_t> {
+    if (context.size() < offset + 8)
+      return std::nullopt;
+    return read64(context, offset);
+  };
+  switch (static_cast<md::ProcessorArchitecture>(arch)) {
+  case md::ProcessorArchitecture::AMD64: return word64(0x98);
+  case md::ProcessorArchitecture::ARM64:
+  case md::ProcessorArchitecture::BP_ARM64: return word64(0x100);
+  case md::ProcessorArchitecture::X86:
+  case md::ProcessorArchitecture::X86Win64:
+    if (context.size() < 0xc8)
+      return std::nullopt;
+    return read32(context, 0xc4);
+  default: return std::nullopt;
+  }
+}
+
+std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint32_t max_bytes,
+                                      const std::string &where, Diagnostics &diags) {
+  if (rva >= file.size() || file.size() - rva < 4) {
+    diags.warn(where, "string at " + hexAddress(rva) + " lies past the end of the file");
+    return std::nullopt;
+  }
+  uint64_t length = read32(file, rva);
+  if (length > max_bytes) {
+    diags.warn(where, "string at " + hexAddress(rva) + " is " + num(length) +
+                          " bytes long; only the first " + num(max_bytes) + " read");
+    length = max_bytes;
+  }
+  auto bytes = fileSlice(file, rva + 4, length, where, diags);
+  if (!bytes)
+    return std::nullopt;
+  std::vector<llvm::UTF16> units(bytes->size() / 2);
+  for (size_t i = 0; i < units.size(); ++i)
+    units[i] = static_cast<llvm::UTF16>((*bytes)[2 * i] | (*bytes)[2 * i + 1] << 8);
+  std::string out;
+  if (llvm::convertUTF16ToUTF8String(units, out))
+    return out;
+  // Unpaired surrogates: convert unit by unit, replacing what does not convert.
+  out.clear();
+  for (llvm::UTF16 unit : units) {
+    std::string piece;
+    if (llvm::convertUTF16ToUTF8String(ArrayRef<llvm::UTF16>(unit), piece))
+      out += piece;
+    else
+      out += "\xef\xbf\xbd";
+  }
+  return out;
+}
+
+std::string buildIdFromCodeView(ArrayRef<uint8_t> record) {
+  if (record.size() < 4)
+    return "";
+  const uint32_t signature = read32(record, 0);
+  std::string hex;
+  auto appendByte = [&](uint8_t b) {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%02x", unsigned(b));
+    hex += buf;
+  };
+  if (signature == 0x53445352 /* "RSDS" */) {
+    if (record.size() < 24)
+      return "";
+    // GUID Data1 (u32), Data2 and Data3 (u16) are little-endian in the file, printed big-endian.
+    for (int i : {7, 6, 5, 4, 9, 8, 11, 10})
+      appendByte(record[i]);
+    for (int i = 12; i < 20; ++i)
+      appendByte(record[i]);
+    char age[12];
+    std::snprintf(age, sizeof age, "%x", read32(record, 20));
+    hex += age;
+    return hex;
+  }
+  if (signature == 0x4270454c /* "LEpB" */) {
+    for (uint8_t b : record.drop_front(4).take_front(kMaxElfBuildIdBytes))
+      appendByte(b);
+    return hex;
+  }
+  return "";
+}
+
+std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &stream,
+                                         Diagnostics &diags) {
+  size_t count = 0;
+  ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::Module), diags, count);
+  std::vector<ModuleEntry> out;
+  out.reserve(count);
+  uint64_t budget = kModuleNameBudget;
+  for (size_t i = 0; i < count; ++i) {
+    const auto *m = viewAs<md::Module>(entries, i * sizeof(md::Module));
+    ModuleEntry e;
+    e.base = m->BaseOfImage;
+    e.size = m->SizeOfImage;
+    std::string where = "module " + std::to_string(i) + " at " + hexAddress(e.base);
+    if (budget > 0) {
+      uint32_t cap = static_cast<uint32_t>(std::min<uint64_t>(kMaxModuleNameBytes, budget));
+      if (auto name = readString(file, m->ModuleNameRVA, cap, where + " name", diags)) {
+        e.name = std::move(*name);
+        budget -= std::min<uint64_t>(budget, e.name.size() + 4);
+      }
+      if (budget == 0)
+        diags.warn(streamWhere(stream.type), "module names exceed 16 MiB; later names not read");
+    }
+    const uint64_t cv_size = std::min<uint64_t>(m->CvRecord.DataSize, 24 + kMaxElfBuildIdBytes);
+    if (cv_size != 0)
+      if (auto cv = fileSlice(file, m->CvRecord.RVA, cv_size, where + " CodeView record", diags))
+        e.build_id = buildIdFromCodeView(*cv);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics &diags) {
+  const auto *si = viewAs<md::SystemInfo>(stream.bytes, 0);
+  if (!si) {
+    diags.warn(streamWhere(stream.type),
+               num(stream.bytes.size()) + " bytes, shorter than its 56-byte layout; not used");
+    return std::nullopt;
+  }
+  SystemInfoEntry e;
+  e.arch = static_cast<uint16_t>(raw(si->ProcessorArch));
+  e.platform = raw(si->PlatformId);
+  SystemInfo &info = e.info;
+  using Arch = md::ProcessorArchitecture;
+  switch (static_cast<Arch>(e.arch)) {
+  case Arch::AMD64: info.arch = "x86_64"; info.pointer_size = 8; break;
+  case Arch::ARM64:
+  case Arch::BP_ARM64: info.arch = "aarch64"; info.pointer_size = 8; break;
+  case Arch::X86:
+  case Arch::X86Win64: info.arch = "x86"; info.pointer_size = 4; break;
+  case Arch::ARM: info.arch = "arm"; info.pointer_size = 4; break;
+  default:
+    info.arch = "machine-" + std::to_string(e.arch);
+    info.pointer_size = 8;
+    break;
+  }
+  using OS = md::OSPlatform;
+  switch (static_cast<OS>(e.platform)) {
+  case OS::Win32S:
+  case OS::Win32Windows:
+  case OS::Win32NT:
+  case OS::Win32CE: info.os = "windows"; break;
+  case OS::MacOSX: info.os = "macos"; break;
+  case OS::IOS: info.os = "ios"; break;
+  case OS::Linux: info.os = "linux"; break;
+  case OS::Android: info.os = "android"; break;
+  case OS::Solaris: info.os = "solaris"; break;
+  case OS::Unix: info.os = "unix"; break;
+  case OS::PS3: info.os = "ps3"; break;
+  case OS::NaCl: info.os = "nacl"; break;
+  default: info.os = "unknown"; break;
+  }
+  info.little_endian = true; // every architecture above runs little-endian in minidumps
+  return e;
+}
+
+std::optional<uint64_t> parseMiscInfoPid(const Stream &stream) {
+  // MINIDUMP_MISC_INFO: u32 SizeOfInfo, u32 Flags1, u32 ProcessId, ...
+  if (stream.bytes.size() < 12)
+    return std::nullopt;
+  constexpr uint32_t kMisc1ProcessId = 0x1;
+  if (!(read32(stream.bytes, 4) & kMisc1ProcessId))
+    return std::nullopt;
+  return read32(stream.bytes, 8);
+}
+
+} // namespace dumpsift::detail::mdmp

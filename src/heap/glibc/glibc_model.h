@@ -1,0 +1,172 @@
+// What the glibc walker learns about a process before it walks chunks: its arenas, their heaps,
+// the main (brk) heap, mmapped chunks, and the chunks sitting in tcaches and fastbins.
+// Internal to src/heap/glibc.
+#pragma once
+
+#include "glibc_layout.h"
+
+#include "dumpsift/dump/snapshot.h"
+#include "dumpsift/support/diagnostics.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dumpsift::glibc {
+
+/// One arena (struct malloc_state) as read from the dump.
+struct ArenaRec {
+  uint64_t addr = 0;
+  bool is_main = false;
+  bool readable = false; // the malloc_state was captured and looked like one
+  uint64_t top = 0;      // top chunk address (0 when unreadable)
+  uint64_t top_size = 0;
+  uint64_t system_mem = 0;
+  uint32_t flags = 0;
+  unsigned heap_count = 0; // thread heaps walked for this arena
+};
+
+enum class SpanKind : uint8_t { MainHeap, ThreadHeap };
+
+/// A stretch of back-to-back chunks to walk: the brk heap or one heap of a non-main arena.
+struct Span {
+  SpanKind kind = SpanKind::MainHeap;
+  uint64_t area_start = 0; // the memory the span claims (heap_info and arena included)
+  uint64_t area_end = 0;
+  uint64_t first_chunk = 0;
+  uint64_t end = 0;   // no chunk may run past this
+  uint64_t top = 0;   // the arena's top chunk when it lies in this span, else 0
+  uint64_t arena = 0; // malloc_state address, 0 when unknown
+  /// True when the arena's fastbins were read: then a small chunk with the next PREV_INUSE set
+  /// is used unless a tcache or fastbin holds it.
+  bool arena_lists_known = false;
+  /// Fallback spans (no arena found): a chunk ending exactly at `end` is taken as the top chunk.
+  bool end_is_top = false;
+};
+
+/// An mmapped chunk: the mapping [map_start, map_end) holds one chunk at `chunk` (not at
+/// map_start when memalign moved it: then prev_size = chunk - map_start).
+struct MmappedChunk {
+  uint64_t map_start = 0;
+  uint64_t map_end = 0;
+  uint64_t chunk = 0;
+  uint64_t chunk_size = 0;
+};
+
+/// Everything discovered, ready to walk.
+struct Plan {
+  const HeapLayout *layout = nullptr; // nullptr when no thread heap told it
+  uint64_t page_size = 4096;
+  uint64_t main_arena = 0;
+  std::string main_arena_how; // "arena ring", "libc data scan", or empty
+  std::string main_heap_how;  // "main_arena top and system_mem", "heap region fallback", ...
+  std::vector<ArenaRec> arenas;
+  std::vector<Span> spans;
+  std::vector<MmappedChunk> mmapped;
+};
+
+/// Finds arenas, heaps and mmapped chunks. Damage (a bad heap_info, a ring that loops, a heap
+/// chain that loops) becomes a warning in `diags` and that part is left out; never fails.
+/// Reads only through `reader`.
+Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags);
+
+/// Chunks held by tcaches and fastbins (free although the next chunk's PREV_INUSE is set).
+struct FreeLists {
+  std::vector<uint64_t> chunks; // sorted, unique chunk addresses
+  unsigned tcaches = 0;         // tcache_perthread_structs found
+  int safe_linking = -1;        // 1 yes (2.32+), 0 no, -1 not decided (no non-empty list)
+};
+
+/// Reads every tcache among `tcache_candidates` (addresses of in-use 0x290 chunks) and every
+/// readable arena's fastbins. A list that loops or breaks is cut there with a warning; every walk
+/// is bounded.
+FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
+                           const std::vector<uint64_t> &tcache_candidates, Diagnostics &diags);
+
+/// How a chunk walk learned the state of one chunk.
+enum class ChunkHint : uint8_t {
+  NextPrevInuseSet,   // the next chunk's PREV_INUSE is set: used, or in a tcache/fastbin
+  NextPrevInuseClear, // free, in a bin
+  Top,                // the arena's top chunk
+  Unknown,            // the next header could not be read
+};
+
+/// Why a chunk walk stopped.
+enum class WalkEnd : uint8_t { Top, End, Fence, Corrupt, NotCaptured };
+
+/// Walks `span` chunk by chunk, calling on_chunk(chunk_address, chunk_size, hint) for each chunk
+/// in address order. Stops at the top chunk, the span's end, a fencepost, a corrupt header or
+/// uncaptured memory; `stop_at` gets the address where it stopped and `why` a message for
+/// anything but Top/End/Fence. Never reads outside the dump; terminates because every step moves
+/// forward by at least MINSIZE bytes.
+template <typename OnChunk>
+WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, uint64_t &stop_at,
+                   std::string &why) {
+  uint64_t cur = span.first_chunk;
+  uint64_t size_word = 0;
+  const bool main = span.kind == SpanKind::MainHeap;
+  if (cur >= span.end || !reader.u64(cur + 8, size_word)) {
+    stop_at = cur;
+    why = "first chunk header is not captured";
+    return WalkEnd::NotCaptured;
+  }
+  while (true) {
+    uint64_t csize = size_word & ~kSizeBits;
+    if (cur == span.top) {
+      on_chunk(cur, csize, ChunkHint::Top);
+      stop_at = cur;
+      if (csize != span.end - cur) {
+        why = "top chunk size does not end at the heap end";
+        return WalkEnd::Corrupt;
+      }
+      return WalkEnd::Top;
+    }
+    if (csize < kMinChunk) {
+      stop_at = cur;
+      // A heap an arena moved away from ends in fenceposts: a 0x10|PREV_INUSE header at end-0x20
+      // and a 0|PREV_INUSE header at end-0x10 (sysmalloc). In the main heap a double 0x10
+      // fencepost marks a break in brk.
+      if (!main && csize == 0x10 && cur == span.end - 0x20)
+        return WalkEnd::Fence;
+      if (main && csize == 0x10) {
+        why = "fencepost: brk was not contiguous here (foreign sbrk?); the rest is not walked";
+        return WalkEnd::Fence;
+      }
+      why = "chunk size " + std::to_string(csize) + " is below the minimum";
+      return WalkEnd::Corrupt;
+    }
+    if ((size_word & 8) || (size_word & kIsMmapped) || (main && (size_word & kNonMainArena)) ||
+        csize > span.end - cur) {
+      stop_at = cur;
+      if (size_word & 8)
+        why = "chunk size is not a multiple of 16";
+      else if (size_word & kIsMmapped)
+        why = "IS_MMAPPED set on a chunk inside a heap";
+      else if (csize > span.end - cur)
+        why = "chunk runs past the heap end";
+      else
+        why = "NON_MAIN_ARENA set on a chunk of the main heap";
+      return WalkEnd::Corrupt;
+    }
+    uint64_t next = cur + csize;
+    if (next == span.end) {
+      on_chunk(cur, csize, span.end_is_top ? ChunkHint::Top : ChunkHint::Unknown);
+      stop_at = next;
+      return WalkEnd::End;
+    }
+    uint64_t next_word = 0;
+    if (!reader.u64(next + 8, next_word)) {
+      on_chunk(cur, csize, ChunkHint::Unknown);
+      stop_at = next;
+      why = "chunk header is not captured";
+      return WalkEnd::NotCaptured;
+    }
+    on_chunk(cur, csize,
+             (next_word & kPrevInuse) ? ChunkHint::NextPrevInuseSet
+                                      : ChunkHint::NextPrevInuseClear);
+    cur = next;
+    size_word = next_word;
+  }
+}
+
+} // namespace dumpsift::glibc

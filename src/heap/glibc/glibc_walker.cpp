@@ -1,0 +1,210 @@
+// The glibc walker: discovery (glibc_discover.cpp), free lists (glibc_freelists.cpp), then one
+// chunk walk per heap and one allocation per mmapped chunk, emitted in address order.
+#include "glibc_walker.h"
+
+#include "glibc_model.h"
+
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+
+namespace dumpsift {
+
+namespace {
+
+using namespace glibc;
+
+/// True when a path names glibc's libc.
+bool namesLibc(llvm::StringRef path) {
+  llvm::StringRef base = path.contains('/') ? path.rsplit('/').second : path;
+  return base.startswith("libc.so") || base.startswith("libc-");
+}
+
+class GlibcWalker final : public HeapWalker {
+public:
+  llvm::StringRef name() const override { return "glibc"; }
+
+  /// True when the process maps glibc's libc or has a Heap-class region; Linux (or unknown OS)
+  /// only. 32-bit and big-endian processes are detected too, so that walk can say why it refuses.
+  bool detect(const AddressSpace &memory) const override {
+    const Snapshot &snap = memory.snapshot();
+    if (snap.system.os != "linux" && snap.system.os != "unknown" && !snap.system.os.empty())
+      return false;
+    for (const Module &m : snap.modules)
+      if (namesLibc(m.path))
+        return true;
+    for (const Region &r : snap.regions)
+      if (namesLibc(r.backing_file) || r.cls == RegionClass::Heap)
+        return true;
+    return false;
+  }
+
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+                                      Diagnostics &diags) const override;
+};
+
+/// One piece of work in address order: a span to walk or an mmapped chunk to report.
+struct WorkItem {
+  uint64_t start;
+  bool is_span;
+  size_t index;
+};
+
+llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, AllocationSink sink,
+                                                 Diagnostics &diags) const {
+  const Snapshot &snap = memory.snapshot();
+  if (snap.system.pointer_size != 8 || !snap.system.little_endian)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "glibc heap walker supports 64-bit little-endian processes only (this one is %u-bit %s, "
+        "%s)",
+        snap.system.pointer_size * 8, snap.system.little_endian ? "little-endian" : "big-endian",
+        snap.system.arch.c_str());
+
+  CachedReader reader(memory);
+  Plan plan = discover(reader, snap, diags);
+  if (plan.spans.empty() && plan.mmapped.empty() && plan.arenas.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no glibc heap found (no main_arena, no brk heap, no thread "
+                                   "heap, no mmapped chunk)");
+
+  // Pass 1: tcache_perthread_structs are in-use 0x290 chunks; collect them with a quiet walk.
+  std::vector<uint64_t> tcache_candidates;
+  for (const Span &span : plan.spans) {
+    uint64_t stop = 0;
+    std::string why;
+    walkChunks(
+        reader, span,
+        [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+          if (csize == kTcacheChunk && hint == ChunkHint::NextPrevInuseSet)
+            tcache_candidates.push_back(chunk);
+        },
+        stop, why);
+  }
+  FreeLists lists = collectFreeLists(reader, plan, tcache_candidates, diags);
+  const bool tcache_known = lists.tcaches > 0;
+
+  // Pass 2: walk and report, in address order.
+  std::vector<WorkItem> work;
+  for (size_t i = 0; i < plan.spans.size(); ++i)
+    work.push_back({plan.spans[i].area_start, true, i});
+  for (size_t i = 0; i < plan.mmapped.size(); ++i)
+    work.push_back({plan.mmapped[i].map_start, false, i});
+  std::sort(work.begin(), work.end(),
+            [](const WorkItem &a, const WorkItem &b) { return a.start < b.start; });
+
+  HeapWalkResult result;
+  result.walker = "glibc";
+  Allocation a; // reused: no per-chunk construction
+  uint64_t chunks = 0, top_reached = 0, spans_corrupt = 0;
+  for (const WorkItem &item : work) {
+    if (!item.is_span) {
+      const MmappedChunk &m = plan.mmapped[item.index];
+      a.chunk_address = m.chunk;
+      a.chunk_size = m.chunk_size;
+      a.address = m.chunk + kChunkHeader;
+      a.size = m.chunk_size - kChunkHeader; // no next chunk whose prev_size could be borrowed
+      a.arena = 0;
+      a.state = AllocState::Used; // a freed mmapped chunk is unmapped
+      a.mmapped = true;
+      sink(a);
+      result.stats.add(a);
+      result.areas.push_back({"mmapped", m.map_start, m.map_end - m.map_start, 0});
+      ++chunks;
+      continue;
+    }
+    const Span &span = plan.spans[item.index];
+    const bool small_known = span.arena_lists_known && tcache_known;
+    const std::vector<uint64_t> &free_chunks = lists.chunks;
+    size_t fi = std::lower_bound(free_chunks.begin(), free_chunks.end(), span.first_chunk) -
+                free_chunks.begin();
+    a.arena = span.arena;
+    a.mmapped = false;
+    uint64_t stop = 0;
+    std::string why;
+    WalkEnd end = walkChunks(
+        reader, span,
+        [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+          AllocState state;
+          switch (hint) {
+          case ChunkHint::NextPrevInuseClear:
+          case ChunkHint::Top: state = AllocState::Free; break;
+          case ChunkHint::Unknown: state = AllocState::Unknown; break;
+          case ChunkHint::NextPrevInuseSet:
+          default:
+            if (csize >= kSmallestCertainChunk) {
+              state = AllocState::Used;
+              break;
+            }
+            while (fi < free_chunks.size() && free_chunks[fi] < chunk)
+              ++fi;
+            if (fi < free_chunks.size() && free_chunks[fi] == chunk)
+              state = AllocState::Free;
+            else
+              state = small_known ? AllocState::Used : AllocState::Unknown;
+            break;
+          }
+          a.chunk_address = chunk;
+          a.chunk_size = csize;
+          a.address = chunk + kChunkHeader;
+          a.size = csize - 8; // the next chunk's prev_size field is usable while in use
+          a.state = state;
+          sink(a);
+          result.stats.add(a);
+          ++chunks;
+        },
+        stop, why);
+    if (end == WalkEnd::Top)
+      ++top_reached;
+    if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
+        (end == WalkEnd::Fence && !why.empty())) {
+      ++spans_corrupt;
+      diags.warn(hexAddress(stop), why + " (" +
+                                       (span.kind == SpanKind::MainHeap ? "main heap" : "heap") +
+                                       " at " + hexAddress(span.area_start) +
+                                       "; the rest of this heap is not walked)");
+    } else if (span.top && end != WalkEnd::Top) {
+      diags.warn(hexAddress(span.top), "heap walk from " + hexAddress(span.first_chunk) +
+                                           " did not reach the arena's top chunk");
+    }
+    result.areas.push_back({span.kind == SpanKind::MainHeap ? "main-heap" : "thread-heap",
+                            span.area_start, span.area_end - span.area_start, span.arena});
+  }
+  std::stable_sort(result.areas.begin(), result.areas.end(),
+                   [](const HeapArea &x, const HeapArea &y) { return x.start < y.start; });
+
+  unsigned thread_heaps = 0;
+  for (const Span &s : plan.spans)
+    thread_heaps += s.kind == SpanKind::ThreadHeap;
+  auto fact = [&](const char *key, std::string value) {
+    result.facts.emplace_back(key, std::move(value));
+  };
+  fact("glibc_layout", plan.layout ? std::string(plan.layout->versions) +
+                                         " (heap_info " +
+                                         hexAddress(plan.layout->heap_info_size) + ")"
+                                   : "unknown (no thread heap)");
+  fact("safe_linking", lists.safe_linking < 0 ? "unknown" : lists.safe_linking ? "yes" : "no");
+  fact("main_arena", plan.main_arena ? hexAddress(plan.main_arena) + " (" +
+                                           plan.main_arena_how + ")"
+                                     : "not found");
+  fact("main_heap", plan.main_heap_how.empty() ? "not found" : plan.main_heap_how);
+  fact("arenas", std::to_string(plan.arenas.size()));
+  fact("thread_heaps", std::to_string(thread_heaps));
+  fact("mmapped_chunks", std::to_string(plan.mmapped.size()));
+  fact("tcaches", std::to_string(lists.tcaches));
+  fact("small_chunk_state", tcache_known ? "tcache and fastbins read"
+                                         : "unknown: no tcache found (chunks <= 0x410 that look "
+                                           "in use are reported unknown)");
+  fact("chunks", std::to_string(chunks));
+  fact("page_size", std::to_string(plan.page_size));
+  if (spans_corrupt)
+    fact("heaps_cut_short", std::to_string(spans_corrupt));
+  (void)top_reached;
+  return std::move(result);
+}
+
+} // namespace
+
+std::unique_ptr<HeapWalker> makeGlibcWalker() { return std::make_unique<GlibcWalker>(); }
+
+} // namespace dumpsift

@@ -1,0 +1,66 @@
+#include "scan.h"
+
+namespace dumpsift::managed {
+
+std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory) {
+  const Snapshot &snap = memory.snapshot();
+  std::vector<ScanRange> out;
+  for (const MemoryRange &m : snap.memory) {
+    const Region *r = memory.regionContaining(m.start);
+    if (!snap.regions.empty()) {
+      if (!r || !r->perms.write || !r->backing_file.empty() || r->cls == RegionClass::Stack ||
+          r->cls == RegionClass::Image)
+        continue;
+    }
+    if (m.bytes.size() < 8)
+      continue;
+    out.push_back({m.start, m.bytes.data(), m.bytes.size(), r});
+  }
+  return out;
+}
+
+CapturedBounds::CapturedBounds(const Snapshot &snapshot) {
+  if (snapshot.memory.empty())
+    return;
+  lo = snapshot.memory.front().start;
+  hi = snapshot.memory.back().end();
+}
+
+llvm::StringRef csharpArrayName(uint8_t element_type) {
+  switch (element_type) {
+  case 0x02: return "bool[]";
+  case 0x03: return "char[]";
+  case 0x04: return "sbyte[]";
+  case 0x05: return "byte[]";
+  case 0x06: return "short[]";
+  case 0x07: return "ushort[]";
+  case 0x08: return "int[]";
+  case 0x09: return "uint[]";
+  case 0x0a: return "long[]";
+  case 0x0b: return "ulong[]";
+  case 0x0c: return "float[]";
+  case 0x0d: return "double[]";
+  case 0x0e: return "string[]";
+  case 0x18: return "nint[]";
+  case 0x19: return "nuint[]";
+  case 0x1c: return "object[]";
+  default: return "";
+  }
+}
+
+llvm::StringRef baseName(llvm::StringRef path) {
+  size_t slash = path.find_last_of("/\\");
+  return slash == llvm::StringRef::npos ? path : path.substr(slash + 1);
+}
+
+bool hasModule(const Snapshot &snapshot, bool (*match)(llvm::StringRef name)) {
+  for (const Module &m : snapshot.modules)
+    if (match(baseName(m.path)))
+      return true;
+  for (const Region &r : snapshot.regions)
+    if (!r.backing_file.empty() && match(baseName(r.backing_file)))
+      return true;
+  return false;
+}
+
+} // namespace dumpsift::managed

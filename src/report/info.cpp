@@ -1,0 +1,180 @@
+#include "dumpsift/report/info.h"
+
+#include "dumpsift/support/hex.h"
+#include "dumpsift/support/version.h"
+
+#include <iomanip>
+
+#include <algorithm>
+
+namespace dumpsift {
+
+namespace {
+
+constexpr RegionClass kClasses[] = {RegionClass::Heap, RegionClass::Stack, RegionClass::Image,
+                                    RegionClass::Anonymous, RegionClass::Other};
+
+Json regionJson(const Region &r) {
+  Json j;
+  j["start"] = hexAddress(r.start);
+  j["end"] = hexAddress(r.end());
+  j["size"] = r.size;
+  j["permissions"] = r.perms.str();
+  j["class"] = className(r.cls).str();
+  j["capture"] = captureName(r.capture()).str();
+  j["captured_bytes"] = r.captured;
+  if (!r.backing_file.empty()) {
+    j["file"] = r.backing_file;
+    j["file_offset"] = r.file_offset;
+  }
+  return j;
+}
+
+} // namespace
+
+ClassTotals classTotals(const Snapshot &snapshot) {
+  ClassTotals totals;
+  for (const Region &r : snapshot.regions) {
+    auto c = static_cast<size_t>(r.cls);
+    ++totals.region_count[c];
+    totals.mapped[c] += r.size;
+    totals.captured[c] += r.captured;
+  }
+  return totals;
+}
+
+Json dumpSummaryJson(const Snapshot &snapshot) {
+  Json j;
+  j["path"] = snapshot.path;
+  j["format"] = formatName(snapshot.format).str();
+  j["os"] = snapshot.system.os;
+  j["arch"] = snapshot.system.arch;
+  j["pointer_size"] = snapshot.system.pointer_size;
+  j["endianness"] = snapshot.system.little_endian ? "little" : "big";
+  j["pid"] = snapshot.process.pid ? Json(*snapshot.process.pid) : Json(nullptr);
+  j["process"] = snapshot.process.name;
+  if (!snapshot.process.command_line.empty())
+    j["command_line"] = snapshot.process.command_line;
+  j["file_size"] = snapshot.file ? snapshot.file->getBufferSize() : 0;
+  j["captured_bytes"] = snapshot.capturedBytes();
+  j["region_count"] = snapshot.regions.size();
+  j["thread_count"] = snapshot.threads.size();
+  j["module_count"] = snapshot.modules.size();
+  return j;
+}
+
+Json diagnosticsJson(const Diagnostics &diags) {
+  Json list = Json::array();
+  for (const Diagnostic &d : diags.warnings())
+    list.push_back(Json{{"where", d.where}, {"message", d.message}});
+  if (size_t n = diags.suppressed())
+    list.push_back(Json{{"where", "diagnostics"},
+                        {"message", std::to_string(n) + " more warnings suppressed"}});
+  return list;
+}
+
+Json infoJson(const Snapshot &snapshot) {
+  Json j;
+  j["schema_version"] = 1;
+  j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
+  j["dump"] = dumpSummaryJson(snapshot);
+
+  Json threads = Json::array();
+  for (const Thread &t : snapshot.threads) {
+    Json tj;
+    tj["tid"] = t.tid;
+    tj["stack_pointer"] = hexAddress(t.stack_pointer);
+    if (t.stack_end > t.stack_start) {
+      tj["stack_start"] = hexAddress(t.stack_start);
+      tj["stack_end"] = hexAddress(t.stack_end);
+    }
+    threads.push_back(std::move(tj));
+  }
+  j["threads"] = std::move(threads);
+
+  Json modules = Json::array();
+  for (const Module &m : snapshot.modules) {
+    Json mj;
+    mj["path"] = m.path;
+    mj["start"] = hexAddress(m.start);
+    mj["end"] = hexAddress(m.end);
+    if (!m.build_id.empty())
+      mj["build_id"] = m.build_id;
+    modules.push_back(std::move(mj));
+  }
+  j["modules"] = std::move(modules);
+
+  Json regions = Json::array();
+  for (const Region &r : snapshot.regions)
+    regions.push_back(regionJson(r));
+  j["regions"] = std::move(regions);
+
+  ClassTotals totals = classTotals(snapshot);
+  Json by_class;
+  for (RegionClass c : kClasses) {
+    auto i = static_cast<size_t>(c);
+    by_class[className(c).str()] = Json{{"regions", totals.region_count[i]},
+                                        {"mapped_bytes", totals.mapped[i]},
+                                        {"captured_bytes", totals.captured[i]}};
+  }
+  j["totals"] = Json{{"by_class", std::move(by_class)},
+                     {"captured_bytes", snapshot.capturedBytes()}};
+  j["diagnostics"] = diagnosticsJson(snapshot.diagnostics);
+  return j;
+}
+
+void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
+  const ProcessInfo &p = snapshot.process;
+  out << snapshot.path << ": " << formatName(snapshot.format).str() << ", "
+      << snapshot.system.os << "/" << snapshot.system.arch << ", "
+      << (snapshot.system.little_endian ? "little" : "big") << "-endian, "
+      << snapshot.system.pointer_size * 8 << "-bit\n";
+  out << "process: " << (p.name.empty() ? "(unknown)" : p.name);
+  if (p.pid)
+    out << " (pid " << *p.pid << ")";
+  out << "\n";
+  if (!p.command_line.empty())
+    out << "command line: " << p.command_line << "\n";
+  out << "threads: " << snapshot.threads.size() << ", modules: " << snapshot.modules.size()
+      << ", regions: " << snapshot.regions.size() << "\n\n";
+
+  auto row = [&out](const std::string &start, const std::string &end, const std::string &size,
+                    const std::string &perm, const std::string &cls, const std::string &captured,
+                    const std::string &file) {
+    out << std::left << std::setw(18) << start << ' ' << std::setw(18) << end << ' ' << std::right
+        << std::setw(10) << size << ' ' << std::left << std::setw(4) << perm << ' '
+        << std::setw(9) << cls << ' ' << std::right << std::setw(10) << captured << "  " << file
+        << "\n";
+  };
+  row("start", "end", "size", "perm", "class", "captured", "file");
+  for (const Region &r : snapshot.regions) {
+    std::string captured = r.capture() == Capture::Full      ? "all"
+                           : r.capture() == Capture::None    ? "none"
+                                                             : humanBytes(r.captured);
+    row(hexAddress(r.start), hexAddress(r.end()), humanBytes(r.size), r.perms.str(),
+        className(r.cls).str(), captured, r.backing_file);
+  }
+
+  ClassTotals totals = classTotals(snapshot);
+  out << "\ncaptured bytes by class:\n";
+  auto total_row = [&out](const std::string &name, uint64_t regions, uint64_t captured) {
+    out << "  " << std::left << std::setw(10) << name << ' ' << std::right << std::setw(5)
+        << regions << " regions " << std::setw(12) << humanBytes(captured) << " captured ("
+        << captured << " bytes)\n";
+  };
+  for (RegionClass c : kClasses) {
+    auto i = static_cast<size_t>(c);
+    total_row(className(c).str(), totals.region_count[i], totals.captured[i]);
+  }
+  total_row("total", snapshot.regions.size(), snapshot.capturedBytes());
+  std::vector<Diagnostic> warnings = snapshot.diagnostics.warnings();
+  if (!warnings.empty()) {
+    out << "\nwarnings:\n";
+    for (const Diagnostic &d : warnings)
+      out << "  " << d.where << ": " << d.message << "\n";
+    if (size_t n = snapshot.diagnostics.suppressed())
+      out << "  (" << n << " more suppressed)\n";
+  }
+}
+
+} // namespace dumpsift

@@ -1,0 +1,201 @@
+#include "dumpsift/report/report.h"
+
+#include "dumpsift/support/hex.h"
+#include "dumpsift/support/version.h"
+
+#include <variant>
+
+namespace dumpsift {
+
+namespace {
+
+Json optionsJson(const AnalyzeOptions &o) {
+  Json j;
+  j["min_size"] = o.min_size;
+  j["max_size"] = o.max_size == UINT64_MAX ? Json(nullptr) : Json(o.max_size);
+  Json kinds = Json::array();
+  for (ContentKind k : o.kinds)
+    kinds.push_back(kindName(k).str());
+  j["kinds"] = std::move(kinds);
+  j["state"] = o.state ? Json(stateName(*o.state).str()) : Json(nullptr);
+  j["walkers"] = o.walkers;
+  j["region_scan"] = o.region_scan;
+  j["group_by"] = o.group_by == GroupBy::Size ? "size" : "size,kind";
+  return j;
+}
+
+Json heapJson(const HeapWalkResult &h) {
+  Json j;
+  j["walker"] = h.walker;
+  Json facts = Json::object();
+  for (const auto &[key, value] : h.facts)
+    facts[key] = value;
+  j["facts"] = std::move(facts);
+  j["stats"] = Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
+                    {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
+                    {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
+  Json areas = Json::array();
+  for (const HeapArea &a : h.areas) {
+    Json aj{{"kind", a.kind}, {"start", hexAddress(a.start)}, {"size", a.size}};
+    if (a.arena)
+      aj["arena"] = hexAddress(a.arena);
+    areas.push_back(std::move(aj));
+  }
+  j["areas"] = std::move(areas);
+  return j;
+}
+
+Json groupJson(const Analysis &analysis, const SizeGroup &g) {
+  Json j;
+  j["size"] = g.size;
+  j["state"] = stateName(g.state).str();
+  if (g.kind)
+    j["kind"] = kindName(*g.kind).str();
+  j["allocator"] = g.allocator;
+  j["count"] = g.count;
+  j["total_bytes"] = g.total_bytes;
+  Json kinds = Json::object();
+  for (const auto &[kind, count] : g.kinds)
+    kinds[kindName(kind).str()] = count;
+  j["kinds"] = std::move(kinds);
+  // .NET arrays: the object size and the array length the story speaks of.
+  if (!g.members.empty()) {
+    const Buffer &first = analysis.buffers[g.members.front()];
+    if (first.allocation.managed) {
+      const ManagedArray &m = *first.allocation.managed;
+      j["managed_type"] = m.type_name.empty() ? "array" : m.type_name;
+      j["array_length"] = m.length;
+    }
+  }
+  Json addresses = Json::array();
+  for (size_t i : g.members)
+    addresses.push_back(hexAddress(analysis.buffers[i].allocation.address));
+  j["addresses"] = std::move(addresses);
+  return j;
+}
+
+} // namespace
+
+Json detailsJson(const Details &details) {
+  Json j = Json::object();
+  for (const auto &[key, value] : details.entries)
+    std::visit([&, &k = key](const auto &v) { j[k] = v; }, value);
+  return j;
+}
+
+Json bufferJson(const Analysis &analysis, const Buffer &b) {
+  const Allocation &a = b.allocation;
+  Json j;
+  j["address"] = hexAddress(a.address);
+  j["size"] = a.size;
+  j["allocator"] = bufferSource(analysis, b).str();
+  j["state"] = stateName(a.state).str();
+  j["kind"] = kindName(b.content.kind).str();
+  if (b.content.offset)
+    j["offset"] = b.content.offset;
+  j["content_length"] = b.content.length;
+  if (b.content.length_estimated || b.estimated)
+    j["length_estimated"] = true;
+  j["details"] = detailsJson(b.content.details);
+  j["hash"] = "xxh64:" + hexAddress(b.hash).substr(2);
+  if (b.captured < b.payloadSize())
+    j["captured_bytes"] = b.captured;
+  if (a.chunk_address != a.address) {
+    j["chunk"] = hexAddress(a.chunk_address);
+    j["chunk_size"] = a.chunk_size;
+  }
+  if (a.mmapped)
+    j["mmapped"] = true;
+  if (a.arena)
+    j["arena"] = hexAddress(a.arena);
+  if (a.data_offset)
+    j["data_offset"] = a.data_offset;
+  if (a.managed) {
+    const ManagedArray &m = *a.managed;
+    j["managed"] = Json{{"type", m.type_name.empty() ? "array" : m.type_name},
+                        {"method_table", hexAddress(m.method_table)},
+                        {"length", m.length},
+                        {"element_size", m.element_size},
+                        {"large_object_heap", m.large_object_heap}};
+  }
+  return j;
+}
+
+Json reportJson(const Snapshot &snapshot, const Analysis &analysis) {
+  Json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
+  j["dump"] = dumpSummaryJson(snapshot);
+  j["options"] = optionsJson(analysis.options);
+
+  Json heaps = Json::array();
+  for (const HeapWalkResult &h : analysis.heaps)
+    heaps.push_back(heapJson(h));
+  j["heaps"] = std::move(heaps);
+
+  uint64_t unclaimed_bytes = 0;
+  Json unclaimed = Json::array();
+  for (const UnclaimedRange &u : analysis.unclaimed) {
+    unclaimed_bytes += u.size;
+    if (u.size >= analysis.options.min_size)
+      unclaimed.push_back(Json{{"start", hexAddress(u.start)},
+                               {"size", u.size},
+                               {"class", className(u.cls).str()}});
+  }
+
+  uint64_t buffer_bytes = 0;
+  Json by_kind = Json::object();
+  for (ContentKind k : allKinds()) {
+    uint64_t count = 0, bytes = 0;
+    for (const Buffer &b : analysis.buffers)
+      if (b.content.kind == k) {
+        ++count;
+        bytes += b.allocation.size;
+      }
+    if (count)
+      by_kind[kindName(k).str()] = Json{{"count", count}, {"bytes", bytes}};
+  }
+  for (const Buffer &b : analysis.buffers)
+    buffer_bytes += b.allocation.size;
+  j["summary"] = Json{{"allocations_seen", analysis.allocations_seen},
+                      {"buffers", analysis.buffers.size()},
+                      {"buffer_bytes", buffer_bytes},
+                      {"groups", analysis.groups.size()},
+                      {"by_kind", std::move(by_kind)},
+                      {"unclaimed_bytes", unclaimed_bytes}};
+
+  Json groups = Json::array();
+  for (const SizeGroup &g : analysis.groups)
+    groups.push_back(groupJson(analysis, g));
+  j["groups"] = std::move(groups);
+
+  Json buffers = Json::array();
+  for (const Buffer &b : analysis.buffers)
+    buffers.push_back(bufferJson(analysis, b));
+  j["buffers"] = std::move(buffers);
+
+  Json findings = Json::array();
+  for (const Finding &f : analysis.findings) {
+    Json fj;
+    fj["type"] = f.type;
+    fj["bytes"] = f.bytes;
+    for (const auto &[key, value] : f.numbers)
+      fj[key] = value;
+    Json addresses = Json::array();
+    for (uint64_t a : f.addresses)
+      addresses.push_back(hexAddress(a));
+    fj["addresses"] = std::move(addresses);
+    fj["explanation"] = f.explanation;
+    findings.push_back(std::move(fj));
+  }
+  j["findings"] = std::move(findings);
+  j["unclaimed"] = std::move(unclaimed);
+
+  Json diagnostics = diagnosticsJson(snapshot.diagnostics);
+  for (Json &d : diagnosticsJson(analysis.diagnostics))
+    diagnostics.push_back(std::move(d));
+  j["diagnostics"] = std::move(diagnostics);
+  return j;
+}
+
+} // namespace dumpsift

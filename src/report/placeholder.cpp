@@ -1,1 +1,0 @@
-// The report writers (JSON, text) lands with `dumpsift analyze`.

@@ -1,0 +1,183 @@
+#include "dumpsift/report/report.h"
+
+#include "dumpsift/support/hex.h"
+
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace dumpsift {
+
+namespace {
+
+// 135152 -> "135,152": sizes people compare by eye.
+std::string withCommas(uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+const std::string *detailString(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  return v ? std::get_if<std::string>(v) : nullptr;
+}
+
+bool detailFalse(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  const bool *b = v ? std::get_if<bool>(v) : nullptr;
+  return b && !*b;
+}
+
+bool detailTrue(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  const bool *b = v ? std::get_if<bool>(v) : nullptr;
+  return b && *b;
+}
+
+// "12 truncated", "payload jpeg": what the members of one kind have in common.
+std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, ContentKind kind) {
+  uint64_t truncated = 0, final_chunk = 0;
+  std::map<std::string, uint64_t> payloads;
+  for (size_t i : group.members) {
+    const Buffer &b = analysis.buffers[i];
+    if (b.content.kind != kind)
+      continue;
+    const Details &d = b.content.details;
+    if (detailFalse(d, "complete") || detailTrue(d, "truncated"))
+      ++truncated;
+    if (detailTrue(d, "final_chunk"))
+      ++final_chunk;
+    if (const std::string *p = detailString(d, "payload_kind"))
+      ++payloads[*p];
+  }
+  std::vector<std::string> parts;
+  if (truncated)
+    parts.push_back(std::to_string(truncated) + " truncated");
+  for (const auto &[payload, n] : payloads)
+    parts.push_back("payload " + payload + (payloads.size() > 1 ? " " + std::to_string(n) : ""));
+  if (final_chunk)
+    parts.push_back(std::to_string(final_chunk) + " with final chunk");
+  std::string out;
+  for (const std::string &p : parts)
+    out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
+  std::string label = withCommas(g.size);
+  if (!g.members.empty()) {
+    const Allocation &a = analysis.buffers[g.members.front()].allocation;
+    if (a.managed)
+      label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
+               "[len " + withCommas(a.managed->length) + "]";
+  }
+  return label;
+}
+
+} // namespace
+
+std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
+  std::string out;
+  for (const auto &[kind, count] : group.kinds) {
+    if (!out.empty())
+      out += ", ";
+    out += kindName(kind).str() + " x" + std::to_string(count);
+    std::string q = kindQualifiers(analysis, group, kind);
+    if (!q.empty())
+      out += " (" + q + ")";
+  }
+  return out;
+}
+
+void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
+                      std::ostream &out) {
+  const ProcessInfo &p = snapshot.process;
+  out << snapshot.path << ": " << formatName(snapshot.format).str() << " " << snapshot.system.os
+      << "/" << snapshot.system.arch;
+  if (p.pid)
+    out << ", pid " << *p.pid;
+  if (!p.name.empty())
+    out << " (" << p.name << ")";
+  out << ", " << humanBytes(snapshot.capturedBytes()) << " captured\n";
+
+  out << "heaps:";
+  if (analysis.heaps.empty())
+    out << " no allocator recognised";
+  for (const HeapWalkResult &h : analysis.heaps) {
+    out << " " << h.walker << " (" << withCommas(h.stats.used_count) << " used "
+        << humanBytes(h.stats.used_bytes) << ", " << withCommas(h.stats.free_count) << " free "
+        << humanBytes(h.stats.free_bytes) << ")";
+  }
+  uint64_t unclaimed = 0;
+  for (const UnclaimedRange &u : analysis.unclaimed)
+    unclaimed += u.size;
+  out << "; unclaimed heap/anonymous memory " << humanBytes(unclaimed)
+      << (analysis.options.region_scan ? " (scanned)" : " (not scanned)") << "\n";
+
+  uint64_t total = 0;
+  for (const Buffer &b : analysis.buffers)
+    total += b.allocation.size;
+  out << "large buffers (>= " << withCommas(analysis.options.min_size)
+      << " bytes): " << withCommas(analysis.buffers.size()) << " buffers, " << humanBytes(total)
+      << ", " << analysis.groups.size() << " size groups\n";
+  if (analysis.groups.empty()) {
+    out << "\nnothing at or above the size threshold.\n";
+  } else {
+    out << "\n";
+    auto row = [&out](const std::string &size, const std::string &state, const std::string &count,
+                      const std::string &bytes, const std::string &kinds) {
+      out << std::right << std::setw(34) << size << "  " << std::left << std::setw(7) << state
+          << std::right << std::setw(6) << count << " " << std::setw(10) << bytes << "  " << kinds
+          << "\n";
+    };
+    row("size", "state", "count", "total", "kinds");
+    size_t shown = 0;
+    uint64_t other_count = 0, other_bytes = 0;
+    for (const SizeGroup &g : analysis.groups) {
+      if (shown < opts.top) {
+        std::string size = sizeLabel(analysis, g);
+        if (g.kind)
+          size += " " + kindName(*g.kind).str();
+        row(size, stateName(g.state).str(), withCommas(g.count), humanBytes(g.total_bytes),
+            describeKinds(analysis, g));
+        ++shown;
+      } else {
+        other_count += g.count;
+        other_bytes += g.total_bytes;
+      }
+    }
+    if (other_count)
+      row("[other " + std::to_string(analysis.groups.size() - shown) + " groups]", "",
+          withCommas(other_count), humanBytes(other_bytes), "");
+    row("TOTAL", "", withCommas(analysis.buffers.size()), humanBytes(total), "");
+  }
+
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < analysis.groups.size() && i < 3; ++i) {
+    const SizeGroup &g = analysis.groups[i];
+    if (g.count < 2)
+      continue;
+    std::ostringstream line;
+    line << g.count << " " << g.allocator << " buffers of " << sizeLabel(analysis, g)
+         << " bytes hold " << humanBytes(g.total_bytes) << ": " << describeKinds(analysis, g);
+    notes.push_back(line.str());
+  }
+  for (const Finding &f : analysis.findings)
+    notes.push_back(f.explanation);
+  size_t warnings = snapshot.diagnostics.warnings().size() + analysis.diagnostics.warnings().size();
+  if (warnings)
+    notes.push_back(std::to_string(warnings) +
+                    " warnings about damaged or missing data (see the JSON report's diagnostics)");
+  if (!notes.empty()) {
+    out << "\nnotable:\n";
+    for (const std::string &n : notes)
+      out << "  - " << n << "\n";
+  }
+}
+
+} // namespace dumpsift

@@ -1,0 +1,325 @@
+// JPEG (ITU-T T.81, JFIF, Exif). Two phases: a structural walk over marker segments and entropy-coded
+// data gives the exact extent (SOI..EOI), the frame header facts and complete/truncated/corrupt at
+// memchr speed; then, for images of sane size, a 1/8-scale TurboJPEG decode entropy-decodes every
+// scan to confirm the data (libjpeg warnings such as "Premature end of JPEG file" are caught through
+// tjGetErrorCode, never printed).
+#include "common.h"
+
+#include <turbojpeg.h>
+
+#include <cstring>
+#include <vector>
+
+namespace dumpsift::sniffimpl {
+namespace {
+
+/// Decode budget: images above these pixel counts report header facts only (a progressive decode
+/// buffers every coefficient: about width x height x components x 2 bytes).
+constexpr uint64_t kMaxDecodePixels = 64ull << 20;
+constexpr uint64_t kMaxProgressiveDecodePixels = 16ull << 20;
+
+/// True for the start-of-frame markers SOF0-3, 5-7, 9-11, 13-15.
+bool isSof(uint8_t m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
+
+/// True for markers followed by a length-prefixed segment that a decoder accepts (SOFn, DHT, DAC,
+/// SOS, DQT, DNL, DRI, DHP, EXP, APPn, COM). Reserved and JPGn markers are not.
+bool isSegmentMarker(uint8_t m) {
+  return (m >= 0xC0 && m <= 0xCF && m != 0xC8) || (m >= 0xDA && m <= 0xDF) ||
+         (m >= 0xE0 && m <= 0xEF) || m == 0xFE;
+}
+
+/// True when `m` may directly follow SOI in a real file (what quickCheck accepts).
+bool plausibleFirstMarker(uint8_t m) {
+  return (m >= 0xE0 && m <= 0xEF) || m == 0xDB || m == 0xC4 || m == 0xDD || m == 0xFE ||
+         (isSof(m) && m != 0xC3);
+}
+
+enum class WalkEnd : uint8_t { Complete, Truncated, Corrupt };
+
+/// What the structural walk learned.
+struct JpegWalk {
+  WalkEnd end = WalkEnd::Truncated;
+  size_t length = 0; // EOI end (Complete), the buffer size (Truncated) or where damage starts
+  bool sof = false, sos = false, progressive = false, lossless = false;
+  bool jfif = false, exif = false;
+  unsigned width = 0, height = 0, components = 0, precision = 0, scans = 0;
+  uint8_t h_samp[4] = {}, v_samp[4] = {};
+};
+
+/// Parses a SOF payload into `w`; false when the frame header is not sane.
+bool parseSof(uint8_t marker, const uint8_t *seg, size_t seg_len, JpegWalk &w) {
+  if (seg_len < 6)
+    return false;
+  const unsigned nf = seg[5];
+  if (nf < 1 || nf > 4 || seg_len != 6 + 3 * size_t(nf))
+    return false;
+  w.precision = seg[0];
+  w.height = be16(seg + 1);
+  w.width = be16(seg + 3);
+  w.components = nf;
+  w.progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+  w.lossless = marker == 0xC3 || marker == 0xC7 || marker == 0xCB || marker == 0xCF;
+  if (w.precision < 2 || w.precision > 16 || w.width == 0 || w.height == 0)
+    return false; // height 0 would need DNL, which no decoder here supports
+  for (unsigned c = 0; c < nf; ++c) {
+    const uint8_t hv = seg[6 + 3 * c + 1];
+    w.h_samp[c] = hv >> 4;
+    w.v_samp[c] = hv & 15;
+    if (w.h_samp[c] < 1 || w.h_samp[c] > 4 || w.v_samp[c] < 1 || w.v_samp[c] > 4)
+      return false;
+  }
+  w.sof = true;
+  return true;
+}
+
+/// Walks marker segments from after SOI, skipping each by its length and scanning entropy-coded data
+/// for the marker that ends it (FF00 is stuffing, FFD0-D7 restarts, FF fill bytes). Progressive
+/// files interleave DHT/SOS segments between scans; the walk handles them like any segment. Linear
+/// in the buffer, no allocation, never reads outside `d`.
+JpegWalk walkJpeg(Bytes d) {
+  JpegWalk w;
+  const size_t n = d.size();
+  auto finish = [&](WalkEnd end, size_t length) {
+    w.end = end;
+    w.length = length;
+    return w;
+  };
+  size_t p = 2;
+  for (;;) {
+    if (p >= n)
+      return finish(WalkEnd::Truncated, n);
+    if (d[p] != 0xFF)
+      return finish(WalkEnd::Corrupt, p);
+    while (p + 1 < n && d[p + 1] == 0xFF)
+      ++p; // fill bytes before a marker
+    if (p + 1 >= n)
+      return finish(WalkEnd::Truncated, n);
+    const uint8_t m = d[p + 1];
+    if (m == 0xD9)
+      return w.sos ? finish(WalkEnd::Complete, p + 2) : finish(WalkEnd::Corrupt, p);
+    if ((m >= 0xD0 && m <= 0xD7) || m == 0x01) {
+      p += 2; // stray standalone marker: tolerated, as decoders do
+      continue;
+    }
+    if (!isSegmentMarker(m))
+      return finish(WalkEnd::Corrupt, p);
+    if (p + 4 > n)
+      return finish(WalkEnd::Truncated, n);
+    const size_t len = be16(d.data() + p + 2);
+    if (len < 2)
+      return finish(WalkEnd::Corrupt, p);
+    if (len > n - p - 2)
+      return finish(WalkEnd::Truncated, n);
+    const uint8_t *seg = d.data() + p + 4;
+    const size_t seg_len = len - 2;
+    if (isSof(m)) {
+      if (w.sof || !parseSof(m, seg, seg_len, w))
+        return finish(WalkEnd::Corrupt, p);
+    } else if (m == 0xDA) {
+      const size_t ns = seg_len ? seg[0] : 0;
+      if (!w.sof || ns < 1 || ns > 4 || seg_len != 1 + 2 * ns + 3)
+        return finish(WalkEnd::Corrupt, p);
+      w.sos = true;
+      ++w.scans;
+    } else if (m == 0xE0 && seg_len >= 5 &&
+               (std::memcmp(seg, "JFIF\0", 5) == 0 || std::memcmp(seg, "JFXX\0", 5) == 0)) {
+      w.jfif = true;
+    } else if (m == 0xE1 && seg_len >= 6 && std::memcmp(seg, "Exif\0\0", 6) == 0) {
+      w.exif = true;
+    }
+    p += 2 + len;
+    if (m != 0xDA)
+      continue;
+    // Entropy-coded data: find the marker that ends it.
+    for (;;) {
+      const void *hit = p < n ? std::memchr(d.data() + p, 0xFF, n - p) : nullptr;
+      if (!hit)
+        return finish(WalkEnd::Truncated, n);
+      const size_t i = static_cast<size_t>(static_cast<const uint8_t *>(hit) - d.data());
+      if (i + 1 >= n)
+        return finish(WalkEnd::Truncated, n);
+      const uint8_t x = d[i + 1];
+      if (x == 0x00 || (x >= 0xD0 && x <= 0xD7)) {
+        p = i + 2;
+      } else if (x == 0xFF) {
+        p = i + 1;
+      } else {
+        p = i; // a marker: EOI, or DHT/SOS/... between progressive scans
+        break;
+      }
+    }
+  }
+}
+
+/// "4:2:0" and friends from the sampling factors of the frame header.
+const char *subsamplingName(const JpegWalk &w) {
+  if (w.components == 1)
+    return "gray";
+  for (unsigned c = 1; c < w.components; ++c)
+    if (w.h_samp[c] != 1 || w.v_samp[c] != 1)
+      return "other";
+  const unsigned h = w.h_samp[0], v = w.v_samp[0];
+  if (h == 1 && v == 1)
+    return "4:4:4";
+  if (h == 2 && v == 1)
+    return "4:2:2";
+  if (h == 2 && v == 2)
+    return "4:2:0";
+  if (h == 1 && v == 2)
+    return "4:4:0";
+  if (h == 4 && v == 1)
+    return "4:1:1";
+  return "other";
+}
+
+/// One TurboJPEG decompressor per thread, destroyed with the thread.
+class ThreadDecompressor {
+public:
+  ThreadDecompressor() : handle_(tjInitDecompress()) {}
+  ~ThreadDecompressor() {
+    if (handle_)
+      tjDestroy(handle_);
+  }
+  ThreadDecompressor(const ThreadDecompressor &) = delete;
+  ThreadDecompressor &operator=(const ThreadDecompressor &) = delete;
+  tjhandle get() const { return handle_; }
+
+private:
+  tjhandle handle_;
+};
+
+enum class DecodeOutcome : uint8_t { Ok, Truncated, Damaged };
+
+struct DecodeCheck {
+  DecodeOutcome outcome = DecodeOutcome::Ok;
+  std::string message; // libjpeg's warning or error, when not Ok
+};
+
+/// Decodes `jpeg` at 1/8 scale (entropy-decodes every scan, skips most IDCT work) into a
+/// thread-local scratch buffer. Truncation shows as TJERR_WARNING "Premature end of JPEG file";
+/// other warnings and fatal errors mean damage. The caller has capped the pixel count.
+DecodeCheck decodeCheck(Bytes jpeg) {
+  thread_local ThreadDecompressor decompressor;
+  thread_local std::vector<unsigned char> scratch;
+  DecodeCheck check;
+  tjhandle h = decompressor.get();
+  if (!h) {
+    check.outcome = DecodeOutcome::Damaged;
+    check.message = "cannot create a TurboJPEG decompressor";
+    return check;
+  }
+  const auto *buf = jpeg.data();
+  const auto size = static_cast<unsigned long>(jpeg.size());
+  auto fail = [&](int rc) {
+    if (rc == 0)
+      return false;
+    check.message = tjGetErrorStr2(h);
+    const bool warning = tjGetErrorCode(h) == TJERR_WARNING;
+    check.outcome = warning && check.message.find("Premature end of JPEG file") != std::string::npos
+                        ? DecodeOutcome::Truncated
+                        : DecodeOutcome::Damaged;
+    return true;
+  };
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  if (fail(tjDecompressHeader3(h, buf, size, &width, &height, &subsamp, &colorspace)))
+    return check;
+  const tjscalingfactor eighth = {1, 8};
+  const int sw = TJSCALED(width, eighth), sh = TJSCALED(height, eighth);
+  const int pf = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? TJPF_CMYK : TJPF_GRAY;
+  scratch.resize(size_t(sw) * size_t(sh) * size_t(tjPixelSize[pf]));
+  fail(tjDecompress2(h, buf, size, scratch.data(), sw, 0, sh, pf,
+                     TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE | TJFLAG_LIMITSCANS));
+  return check;
+}
+
+class JpegSniffer final : public Sniffer {
+public:
+  ContentKind kind() const override { return ContentKind::Jpeg; }
+
+  /// FF D8 FF followed by a marker that can follow SOI.
+  bool quickCheck(Bytes head) const override {
+    return head.size() >= 4 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF &&
+           plausibleFirstMarker(head[3]);
+  }
+
+  /// SOI + APPn/DQT/SOF...: anchored on D8 (FF is too common in dumps), then FF on both sides.
+  size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
+    size_t i = from + 1;
+    const size_t end = std::min(buffer.size(), limit + 1); // D8 at i means SOI at i - 1 < limit
+    while (i < end) {
+      const void *hit = std::memchr(buffer.data() + i, 0xD8, end - i);
+      if (!hit)
+        return kNoCandidate;
+      i = static_cast<size_t>(static_cast<const uint8_t *>(hit) - buffer.data());
+      if (i + 1 < buffer.size() && buffer[i - 1] == 0xFF && buffer[i + 1] == 0xFF)
+        return i - 1;
+      ++i;
+    }
+    return kNoCandidate;
+  }
+
+  /// Structural walk, then (within the pixel budget) the 1/8-scale decode check.
+  std::optional<SniffResult> validate(Bytes data) const override {
+    if (!quickCheck(data.take_front(kHeadBytes)))
+      return std::nullopt;
+    const JpegWalk w = walkJpeg(data);
+    if (!w.sof) {
+      // No frame header yet: only a file cut inside its JFIF/Exif header is still a JPEG.
+      if (w.end != WalkEnd::Truncated || !(w.jfif || w.exif))
+        return std::nullopt;
+    } else if (w.end == WalkEnd::Corrupt && !w.sos) {
+      return std::nullopt; // frame header, then garbage: magic followed by junk
+    }
+
+    WalkEnd status = w.end;
+    bool decoded = false;
+    std::string warning;
+    const char *skipped = nullptr;
+    const uint64_t pixels = uint64_t(w.width) * w.height;
+    if (!w.sos)
+      skipped = "no scan data";
+    else if (w.precision != 8 || w.lossless)
+      skipped = "unsupported precision or lossless coding";
+    else if (pixels > (w.progressive ? kMaxProgressiveDecodePixels : kMaxDecodePixels))
+      skipped = "too many pixels";
+    if (!skipped) {
+      const Bytes stream = w.end == WalkEnd::Complete ? data.take_front(w.length) : data;
+      DecodeCheck check = decodeCheck(stream);
+      decoded = true;
+      if (check.outcome != DecodeOutcome::Ok) {
+        warning = std::move(check.message);
+        if (status == WalkEnd::Complete)
+          status =
+              check.outcome == DecodeOutcome::Truncated ? WalkEnd::Truncated : WalkEnd::Corrupt;
+      }
+    }
+
+    SniffResult r = makeResult(ContentKind::Jpeg, w.length, w.end != WalkEnd::Complete);
+    if (w.sof) {
+      r.details.set("width", uint64_t(w.width));
+      r.details.set("height", uint64_t(w.height));
+      r.details.set("components", uint64_t(w.components));
+      r.details.set("precision", uint64_t(w.precision));
+      r.details.set("progressive", w.progressive);
+      r.details.set("subsampling", std::string(subsamplingName(w)));
+    }
+    r.details.set("complete", status == WalkEnd::Complete);
+    r.details.set("truncated", status == WalkEnd::Truncated);
+    r.details.set("status", std::string(status == WalkEnd::Complete    ? "complete"
+                                        : status == WalkEnd::Truncated ? "truncated"
+                                                                       : "corrupt"));
+    r.details.set("length", uint64_t(r.length));
+    r.details.set("decoded", decoded);
+    if (skipped)
+      r.details.set("decode_skipped", std::string(skipped));
+    if (!warning.empty())
+      r.details.set("warning", std::move(warning));
+    return r;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Sniffer> makeJpegSniffer() { return std::make_unique<JpegSniffer>(); }
+
+} // namespace dumpsift::sniffimpl

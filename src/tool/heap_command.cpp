@@ -1,0 +1,172 @@
+#include "options.h"
+#include "progress.h"
+#include "tool.h"
+
+#include "dumpsift/heap/walker.h"
+#include "dumpsift/report/report.h"
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+namespace dumpsift::tool {
+
+namespace {
+struct HeapArgs {
+  std::string dump;
+  RawFilters filters;
+  std::vector<std::string> walkers;
+  bool json = false;
+};
+
+// What `heap` lists per allocation: compact, since a heap may hold millions.
+struct Row {
+  uint64_t address, size, chunk, arena;
+  uint16_t walker;
+  AllocState state;
+  bool mmapped;
+};
+
+llvm::Expected<int> runHeap(const HeapArgs &args) {
+  AnalyzeOptions filters;
+  if (llvm::Error e = resolveFilters(args.filters, filters))
+    return e;
+  if (!filters.kinds.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--kind needs content sniffing: use 'dumpsift analyze'");
+  auto snapshot = openDump(args.dump);
+  if (!snapshot)
+    return fileError(args.dump, snapshot.takeError());
+  AddressSpace memory(**snapshot);
+
+  Diagnostics diags;
+  std::vector<HeapWalkResult> results;
+  std::vector<Row> rows;
+  std::vector<std::string> names;
+  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
+    if (!args.walkers.empty() &&
+        std::find(args.walkers.begin(), args.walkers.end(), walker->name()) == args.walkers.end())
+      continue;
+    if (!walker->detect(memory))
+      continue;
+    auto index = static_cast<uint16_t>(names.size());
+    auto result = walker->walk(
+        memory,
+        [&](const Allocation &a) {
+          if (a.size < filters.min_size || a.size > filters.max_size)
+            return;
+          if (filters.state && *filters.state != a.state)
+            return;
+          rows.push_back({a.address, a.size, a.chunk_address, a.arena, index, a.state, a.mmapped});
+        },
+        diags);
+    if (!result) {
+      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
+      continue;
+    }
+    names.push_back(walker->name().str());
+    results.push_back(std::move(*result));
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Row &a, const Row &b) { return a.address < b.address; });
+
+  if (args.json) {
+    // Streamed: the allocation list can be far larger than anything worth holding as a tree.
+    Json head;
+    head["schema_version"] = kReportSchemaVersion;
+    head["dump"] = dumpSummaryJson(**snapshot);
+    Json heaps = Json::array();
+    for (const HeapWalkResult &h : results) {
+      Json hj{{"walker", h.walker}};
+      Json facts = Json::object();
+      for (const auto &[k, v] : h.facts)
+        facts[k] = v;
+      hj["facts"] = std::move(facts);
+      hj["stats"] = Json{{"used_count", h.stats.used_count}, {"used_bytes", h.stats.used_bytes},
+                         {"free_count", h.stats.free_count}, {"free_bytes", h.stats.free_bytes},
+                         {"unknown_count", h.stats.unknown_count},
+                         {"unknown_bytes", h.stats.unknown_bytes}};
+      Json areas = Json::array();
+      for (const HeapArea &a : h.areas)
+        areas.push_back(Json{{"kind", a.kind},
+                             {"start", hexAddress(a.start)},
+                             {"size", a.size},
+                             {"arena", hexAddress(a.arena)}});
+      hj["areas"] = std::move(areas);
+      heaps.push_back(std::move(hj));
+    }
+    head["heaps"] = std::move(heaps);
+    Json diag = diagnosticsJson((*snapshot)->diagnostics);
+    for (Json &d : diagnosticsJson(diags))
+      diag.push_back(std::move(d));
+    head["diagnostics"] = std::move(diag);
+    std::string text = head.dump(2);
+    text.pop_back(); // reopen the object to append the streamed array
+    std::cout << text << ",\n  \"allocations\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row &r = rows[i];
+      std::printf("%s\n    {\"address\": \"%s\", \"size\": %llu, \"chunk\": \"%s\", \"state\": "
+                  "\"%s\", \"mmapped\": %s, \"arena\": \"%s\", \"walker\": \"%s\"}",
+                  i ? "," : "", hexAddress(r.address).c_str(),
+                  static_cast<unsigned long long>(r.size), hexAddress(r.chunk).c_str(),
+                  stateName(r.state).data(), r.mmapped ? "true" : "false",
+                  hexAddress(r.arena).c_str(), names[r.walker].c_str());
+    }
+    std::fflush(stdout);
+    std::cout << (rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
+    return kExitOk;
+  }
+
+  std::cout << (*snapshot)->path << ": " << formatName((*snapshot)->format).str() << " "
+            << (*snapshot)->system.os << "/" << (*snapshot)->system.arch << "\n";
+  if (results.empty())
+    std::cout << "no heap recognised\n";
+  for (const HeapWalkResult &h : results) {
+    std::cout << h.walker << ":";
+    for (const auto &[k, v] : h.facts)
+      std::cout << " " << k << "=" << v;
+    std::cout << "\n  used " << h.stats.used_count << " (" << humanBytes(h.stats.used_bytes)
+              << "), free " << h.stats.free_count << " (" << humanBytes(h.stats.free_bytes)
+              << "), unknown " << h.stats.unknown_count << " ("
+              << humanBytes(h.stats.unknown_bytes) << ")\n";
+    for (const HeapArea &a : h.areas)
+      std::cout << "  " << a.kind << " " << hexAddress(a.start) << "-"
+                << hexAddress(a.start + a.size) << " (" << humanBytes(a.size) << ") arena "
+                << hexAddress(a.arena) << "\n";
+  }
+  std::vector<Diagnostic> warnings = (*snapshot)->diagnostics.warnings();
+  for (const Diagnostic &d : diags.warnings())
+    warnings.push_back(d);
+  for (const Diagnostic &d : warnings)
+    std::cout << "warning: " << d.where << ": " << d.message << "\n";
+  std::cout << "\n" << rows.size() << " allocations of at least " << filters.min_size
+            << " bytes\n";
+  std::printf("%-18s %12s %-7s %-7s %-18s %s\n", "address", "size", "state", "mmapped", "arena",
+              "walker");
+  for (const Row &r : rows)
+    std::printf("%-18s %12llu %-7s %-7s %-18s %s\n", hexAddress(r.address).c_str(),
+                static_cast<unsigned long long>(r.size), stateName(r.state).data(),
+                r.mmapped ? "yes" : "no", hexAddress(r.arena).c_str(), names[r.walker].c_str());
+  std::fflush(stdout);
+  return kExitOk;
+}
+} // namespace
+
+void addHeapCommand(CLI::App &app, Runner &runner) {
+  auto args = std::make_shared<HeapArgs>();
+  CLI::App *cmd =
+      app.add_subcommand("heap", "Walk the heaps: arenas, counts and bytes used/free, and the "
+                                 "allocations (filtered by size and state) by address");
+  cmd->add_option("dump", args->dump, "ELF core or minidump")->required();
+  cmd->add_option("--min-size", args->filters.min_size, "Smallest allocation to list")
+      ->capture_default_str();
+  cmd->add_option("--max-size", args->filters.max_size, "Largest allocation to list");
+  cmd->add_option("--state", args->filters.state, "used, free, unknown or all")
+      ->capture_default_str();
+  cmd->add_option("--walker", args->walkers, "Only this heap walker (repeatable)");
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([&runner, args] { runner = [args] { return runHeap(*args); }; });
+}
+
+} // namespace dumpsift::tool

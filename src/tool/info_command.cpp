@@ -1,0 +1,37 @@
+#include "tool.h"
+
+#include "dumpsift/dump/snapshot.h"
+#include "dumpsift/report/info.h"
+
+#include <iostream>
+
+namespace dumpsift::tool {
+
+namespace {
+struct InfoOptions {
+  std::string dump;
+  bool json = false;
+};
+} // namespace
+
+void addInfoCommand(CLI::App &app, Runner &runner) {
+  auto options = std::make_shared<InfoOptions>();
+  CLI::App *cmd = app.add_subcommand("info", "What the dump holds: process, threads, modules, "
+                                             "memory regions and captured bytes per class");
+  cmd->add_option("dump", options->dump, "ELF core or minidump")->required();
+  cmd->add_flag("--json", options->json, "Print JSON instead of text");
+  cmd->callback([&runner, options] {
+    runner = [options]() -> llvm::Expected<int> {
+      auto snapshot = openDump(options->dump);
+      if (!snapshot)
+        return fileError(options->dump, snapshot.takeError());
+      if (options->json)
+        std::cout << infoJson(**snapshot).dump(2) << "\n";
+      else
+        writeInfoText(**snapshot, std::cout);
+      return kExitOk;
+    };
+  });
+}
+
+} // namespace dumpsift::tool

@@ -1,0 +1,737 @@
+// ELF core reader on synthetic and damaged input: cores built byte by byte here (with their own
+// layout code, not the reader's), the committed fixture core cut short, and random bytes. Each
+// must give an error with a cause or a partial result with warnings; never a crash.
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/dump/snapshot.h"
+#include "support/test_support.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace dumpsift;
+
+namespace {
+
+/// Little/big-endian byte writer for building test cores.
+struct Bytes {
+  bool little = true;
+  std::vector<uint8_t> data;
+
+  /// Writes `size` bytes of `value` at `at`, growing the buffer as needed.
+  void put(size_t at, uint64_t value, unsigned size) {
+    if (data.size() < at + size)
+      data.resize(at + size);
+    for (unsigned i = 0; i < size; ++i) {
+      unsigned shift = little ? 8 * i : 8 * (size - 1 - i);
+      data[at + i] = static_cast<uint8_t>(value >> shift);
+    }
+  }
+  void append(uint64_t value, unsigned size) { put(data.size(), value, size); }
+  void appendBytes(const std::vector<uint8_t> &bytes) {
+    data.insert(data.end(), bytes.begin(), bytes.end());
+  }
+  void padTo(size_t alignment) {
+    while (data.size() % alignment)
+      data.push_back(0);
+  }
+};
+
+/// Describes a small ELF core and writes it: ELF header, program headers (PT_NOTE first, then
+/// one PT_LOAD per load), the notes, then the segment data. Fields can be overridden to make
+/// damaged cores.
+struct CoreBuilder {
+  bool is64 = true;
+  bool little = true;
+  uint16_t machine = 62; // EM_X86_64
+
+  struct Load {
+    uint64_t vaddr = 0;
+    uint64_t memsz = 0;
+    std::vector<uint8_t> data; // p_filesz = data.size() unless overridden
+    uint32_t flags = 6;        // PF_R | PF_W
+    std::optional<uint64_t> offset_override;
+    std::optional<uint64_t> filesz_override;
+  };
+  struct Note {
+    std::string name = "CORE";
+    uint32_t type = 0;
+    std::vector<uint8_t> desc;
+    std::optional<uint32_t> descsz_override;
+  };
+  std::vector<Load> loads;
+  std::vector<Note> notes;
+  std::optional<uint64_t> phnum_override;      // written into e_phnum
+  std::optional<uint64_t> xnum_count;          // e_phnum = 0xffff, section 0 sh_info = this
+  std::optional<uint64_t> phoff_override;
+  std::optional<uint16_t> phentsize_override;
+
+  unsigned word() const { return is64 ? 8 : 4; }
+  size_t ehdrSize() const { return is64 ? 64 : 52; }
+  size_t phdrSize() const { return is64 ? 56 : 32; }
+  size_t shdrSize() const { return is64 ? 64 : 40; }
+
+  /// The core file's bytes.
+  std::vector<uint8_t> build() const {
+    Bytes out;
+    out.little = little;
+    size_t phnum = 1 + loads.size();
+    size_t phoff = ehdrSize();
+    size_t notes_at = phoff + phnum * phdrSize();
+    // Notes.
+    Bytes note_bytes;
+    note_bytes.little = little;
+    for (const Note &n : notes) {
+      note_bytes.append(n.name.size() + 1, 4);
+      note_bytes.append(n.descsz_override.value_or(n.desc.size()), 4);
+      note_bytes.append(n.type, 4);
+      for (char c : n.name)
+        note_bytes.data.push_back(static_cast<uint8_t>(c));
+      note_bytes.data.push_back(0);
+      note_bytes.padTo(4);
+      note_bytes.appendBytes(n.desc);
+      note_bytes.padTo(4);
+    }
+    size_t data_at = notes_at + note_bytes.data.size();
+    size_t shoff = 0;
+    if (xnum_count) {
+      shoff = data_at;
+      data_at += shdrSize();
+    }
+
+    // ELF header.
+    const uint8_t ident[] = {0x7f, 'E', 'L', 'F', uint8_t(is64 ? 2 : 1), uint8_t(little ? 1 : 2), 1};
+    out.data.assign(ident, ident + sizeof ident);
+    out.data.resize(16, 0);
+    out.append(4, 2); // e_type ET_CORE
+    out.append(machine, 2);
+    out.append(1, 4); // e_version
+    out.append(0, word());                         // e_entry
+    out.append(phoff_override.value_or(phoff), word()); // e_phoff
+    out.append(shoff, word());                     // e_shoff
+    out.append(0, 4);                              // e_flags
+    out.append(ehdrSize(), 2);
+    out.append(phentsize_override.value_or(phdrSize()), 2);
+    out.append(xnum_count ? 0xffff : phnum_override.value_or(phnum), 2);
+    out.append(xnum_count ? shdrSize() : 0, 2); // e_shentsize
+    out.append(xnum_count ? 1 : 0, 2);          // e_shnum
+    out.append(0, 2);                           // e_shstrndx
+    REQUIRE(out.data.size() == ehdrSize());
+
+    // Program headers.
+    auto phdr = [&](uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr,
+                    uint64_t filesz, uint64_t memsz) {
+      out.append(type, 4);
+      if (is64) {
+        out.append(flags, 4);
+        out.append(offset, 8);
+        out.append(vaddr, 8);
+        out.append(0, 8); // p_paddr
+        out.append(filesz, 8);
+        out.append(memsz, 8);
+        out.append(0x1000, 8);
+      } else {
+        out.append(offset, 4);
+        out.append(vaddr, 4);
+        out.append(0, 4);
+        out.append(filesz, 4);
+        out.append(memsz, 4);
+        out.append(flags, 4);
+        out.append(0x1000, 4);
+      }
+    };
+    phdr(4 /*PT_NOTE*/, 4, notes_at, 0, note_bytes.data.size(), 0);
+    size_t offset = data_at;
+    for (const Load &l : loads) {
+      phdr(1 /*PT_LOAD*/, l.flags, l.offset_override.value_or(offset), l.vaddr,
+           l.filesz_override.value_or(l.data.size()), l.memsz);
+      offset += l.data.size();
+    }
+    REQUIRE(out.data.size() == notes_at);
+    out.appendBytes(note_bytes.data);
+    if (xnum_count) {
+      // Section header 0: everything 0 but sh_info (the program header count).
+      size_t at = out.data.size();
+      out.data.resize(at + shdrSize(), 0);
+      out.put(at + (is64 ? 44 : 28), *xnum_count, 4);
+    }
+    for (const Load &l : loads)
+      out.appendBytes(l.data);
+    return out.data;
+  }
+
+  /// A desc of `size` zero bytes with (offset, value, width) fields set, in this core's order.
+  std::vector<uint8_t> desc(size_t size,
+                            std::initializer_list<std::tuple<size_t, uint64_t, unsigned>> fields)
+      const {
+    Bytes b;
+    b.little = little;
+    b.data.resize(size, 0);
+    for (auto [at, value, width] : fields)
+      b.put(at, value, width);
+    return b.data;
+  }
+
+  /// An NT_FILE desc: word count, word page_size, {start, end, ofs}[], then NUL-ended paths.
+  std::vector<uint8_t> fileNote(uint64_t page_size,
+                                const std::vector<std::tuple<uint64_t, uint64_t, uint64_t,
+                                                             std::string>> &entries,
+                                std::optional<uint64_t> count_override = std::nullopt) const {
+    Bytes b;
+    b.little = little;
+    b.append(count_override.value_or(entries.size()), word());
+    b.append(page_size, word());
+    for (const auto &[start, end, ofs, path] : entries) {
+      b.append(start, word());
+      b.append(end, word());
+      b.append(ofs, word());
+    }
+    for (const auto &entry : entries) {
+      const std::string &path = std::get<3>(entry);
+      b.data.insert(b.data.end(), path.begin(), path.end());
+      b.data.push_back(0);
+    }
+    return b.data;
+  }
+
+  /// An NT_AUXV desc of (type, value) words ending with AT_NULL.
+  std::vector<uint8_t> auxv(const std::vector<std::pair<uint64_t, uint64_t>> &pairs) const {
+    Bytes b;
+    b.little = little;
+    for (auto [type, value] : pairs) {
+      b.append(type, word());
+      b.append(value, word());
+    }
+    b.append(0, word());
+    b.append(0, word());
+    return b.data;
+  }
+};
+
+/// `n` bytes counting up from `seed`, so misplaced reads are visible.
+std::vector<uint8_t> counting(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(seed + i * 7 + i / 256);
+  return v;
+}
+
+/// openDump over a private copy of `bytes` (the in-memory seam; the copy has the exact size, so
+/// ASan catches reads past its end).
+llvm::Expected<std::unique_ptr<Snapshot>> openBytes(const std::vector<uint8_t> &bytes,
+                                                    const std::string &name = "test.core") {
+  llvm::StringRef ref(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  return openDump(llvm::MemoryBuffer::getMemBufferCopy(ref, name));
+}
+
+/// openDump that REQUIREs success.
+std::unique_ptr<Snapshot> mustOpenBytes(const std::vector<uint8_t> &bytes) {
+  auto snap = openBytes(bytes);
+  if (!snap)
+    FAIL("openDump: " << llvm::toString(snap.takeError()));
+  return std::move(*snap);
+}
+
+/// The error message of a failed openDump (REQUIREs failure).
+std::string errorOf(llvm::Expected<std::unique_ptr<Snapshot>> result) {
+  REQUIRE_FALSE(static_cast<bool>(result));
+  return llvm::toString(result.takeError());
+}
+
+/// True when some warning's "where: message" contains every one of `parts`.
+bool hasWarning(const Snapshot &snap, std::initializer_list<std::string> parts) {
+  for (const Diagnostic &d : snap.diagnostics.warnings()) {
+    std::string text = d.where + ": " + d.message;
+    bool all = true;
+    for (const std::string &p : parts)
+      all = all && text.find(p) != std::string::npos;
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+/// All warnings as text, for failure messages.
+std::string allWarnings(const Snapshot &snap) {
+  std::string text;
+  for (const Diagnostic &d : snap.diagnostics.warnings())
+    text += d.where + ": " + d.message + "\n";
+  return text;
+}
+
+/// The region starting exactly at `start`, or nullptr.
+const Region *regionAt(const Snapshot &snap, uint64_t start) {
+  for (const Region &r : snap.regions)
+    if (r.start == start)
+      return &r;
+  return nullptr;
+}
+
+/// A well-formed little x86_64 core: one thread, prpsinfo, an executable with two mappings, a
+/// heap right above it, an mmap far away, a stack.
+CoreBuilder sampleCore() {
+  CoreBuilder b;
+  b.notes.push_back({"CORE", 1, b.desc(336, {{0x20, 4242, 4}, {0x70 + 19 * 8, 0x7ffd0010, 8}})});
+  std::vector<uint8_t> psinfo = b.desc(136, {{24, 4242, 4}});
+  std::memcpy(psinfo.data() + 40, "sample", 6);
+  std::memcpy(psinfo.data() + 56, "./sample -x 1 ", 14);
+  b.notes.push_back({"CORE", 3, psinfo});
+  b.notes.push_back({"CORE", 6, b.auxv({{6, 4096}, {9, 0x400100}})});
+  b.notes.push_back({"CORE", 0x46494c45,
+                     b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"},
+                                       {0x401000, 0x402000, 1, "/bin/sample"},
+                                       {0x7f0000000000, 0x7f0000002000, 3, "/lib/libz.so"}})});
+  b.loads.push_back({0x400000, 0x1000, counting(0x100, 1), 5});
+  b.loads.push_back({0x401000, 0x1000, counting(0x1000, 2), 6});
+  b.loads.push_back({0x500000, 0x3000, counting(0x3000, 3), 6});       // heap: 1 MiB above
+  b.loads.push_back({0x7e0000000000, 0x2000, counting(0x2000, 4), 6}); // anonymous mmap
+  b.loads.push_back({0x7f0000000000, 0x2000, {}, 5});                  // libz, not captured
+  b.loads.push_back({0x7ffd0000, 0x1000, counting(0x1000, 5), 6});     // stack
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("elf core synthetic: a well-formed core reads back exactly") {
+  CoreBuilder b = sampleCore();
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+  CHECK(snap->diagnostics.empty());
+  CHECK(snap->system.arch == "x86_64");
+  REQUIRE(snap->regions.size() == 6);
+  REQUIRE(snap->threads.size() == 1);
+  CHECK(snap->threads[0].tid == 4242);
+  CHECK(snap->threads[0].stack_pointer == 0x7ffd0010);
+  CHECK(regionAt(*snap, 0x7ffd0000)->cls == RegionClass::Stack);
+  CHECK(snap->process.pid == 4242u);
+  CHECK(snap->process.name == "sample");
+  CHECK(snap->process.command_line == "./sample -x 1");
+  CHECK(snap->auxv == std::vector<std::pair<uint64_t, uint64_t>>{{6, 4096}, {9, 0x400100}});
+
+  const Region *text = regionAt(*snap, 0x400000);
+  CHECK(text->capture() == Capture::Partial);
+  CHECK(text->captured == 0x100);
+  CHECK(text->perms.str() == "r-x");
+  CHECK(text->cls == RegionClass::Image);
+  CHECK(regionAt(*snap, 0x401000)->file_offset == 0x1000);
+  CHECK(regionAt(*snap, 0x500000)->cls == RegionClass::Heap);
+  CHECK(regionAt(*snap, 0x7e0000000000)->cls == RegionClass::Anonymous);
+  const Region *libz = regionAt(*snap, 0x7f0000000000);
+  CHECK(libz->capture() == Capture::None);
+  CHECK(libz->file_offset == 0x3000);
+  CHECK(libz->backing_file == "/lib/libz.so");
+
+  REQUIRE(snap->modules.size() == 2);
+  CHECK(snap->modules[0].path == "/bin/sample");
+  CHECK(snap->modules[0].start == 0x400000);
+  CHECK(snap->modules[0].end == 0x402000);
+  CHECK(snap->modules[1].path == "/lib/libz.so");
+
+  AddressSpace as(*snap);
+  std::vector<uint8_t> heap(0x3000);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x500000, heap)));
+  CHECK(heap == counting(0x3000, 3));
+  CHECK(as.classify(0x400100) == Fault::NotCaptured);
+  CHECK(as.classify(0x600000) == Fault::Unmapped);
+}
+
+TEST_CASE("elf core synthetic: no heap when the nearest anonymous region is beyond brk range") {
+  CoreBuilder b = sampleCore();
+  b.loads[2].vaddr = 0x400000 + (2ull << 30); // 2 GiB above the executable
+  auto snap = mustOpenBytes(b.build());
+  for (const Region &r : snap->regions)
+    CHECK(r.cls != RegionClass::Heap);
+  CHECK(regionAt(*snap, 0x400000 + (2ull << 30))->cls == RegionClass::Anonymous);
+}
+
+TEST_CASE("elf core synthetic: segments out of address order are sorted") {
+  CoreBuilder b = sampleCore();
+  std::swap(b.loads[0], b.loads[5]);
+  std::swap(b.loads[1], b.loads[3]);
+  auto snap = mustOpenBytes(b.build());
+  CHECK(snap->diagnostics.empty());
+  REQUIRE(snap->regions.size() == 6);
+  for (size_t i = 1; i < snap->regions.size(); ++i)
+    CHECK(snap->regions[i - 1].end() <= snap->regions[i].start);
+  AddressSpace as(*snap);
+  std::vector<uint8_t> stack(0x1000);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x7ffd0000, stack)));
+  CHECK(stack == counting(0x1000, 5));
+}
+
+TEST_CASE("elf core hostile: empty file") {
+  CHECK(errorOf(openBytes({})) == "empty file");
+}
+
+TEST_CASE("elf core hostile: random bytes") {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<uint8_t> bytes(1 + rng() % 4096);
+    for (uint8_t &b : bytes)
+      b = static_cast<uint8_t>(rng());
+    INFO("round " << round);
+    auto result = openBytes(bytes);
+    // Random bytes are not a dump (the magic does not match).
+    CHECK(errorOf(std::move(result)).find("not a core dump") != std::string::npos);
+  }
+  // Random bytes behind a valid ELF core identification: must not crash; either an error with a
+  // cause or a snapshot.
+  for (int round = 0; round < 200; ++round) {
+    CoreBuilder b;
+    b.is64 = round % 2 == 0;
+    b.little = round % 4 < 2;
+    std::vector<uint8_t> bytes = b.build();
+    bytes.resize(bytes.size() + rng() % 8192);
+    for (size_t i = 18; i < bytes.size(); ++i)
+      bytes[i] = static_cast<uint8_t>(rng());
+    INFO("round " << round);
+    auto result = openBytes(bytes);
+    if (!result)
+      CHECK_FALSE(llvm::toString(result.takeError()).empty());
+  }
+}
+
+TEST_CASE("elf core hostile: the fixture core cut short") {
+  std::vector<uint8_t> full =
+      test::readFileBytes(test::unpackedFixture("cores/hold_buffers.core.xz"));
+  REQUIRE(full.size() > 0x230000);
+
+  SECTION("inside the ELF header") {
+    std::vector<uint8_t> cut(full.begin(), full.begin() + 40);
+    CHECK(errorOf(openBytes(cut)).find("truncated ELF header") != std::string::npos);
+  }
+  SECTION("header only") {
+    std::vector<uint8_t> cut(full.begin(), full.begin() + 64);
+    std::string err = errorOf(openBytes(cut));
+    CHECK(err.find("program header table offset 0x40 lies past the end of the file (64 bytes)") !=
+          std::string::npos);
+  }
+  SECTION("in the middle of the program headers") {
+    // 20 program headers of 56 bytes from offset 64; keep 5 and a half.
+    std::vector<uint8_t> cut(full.begin(), full.begin() + 64 + 5 * 56 + 20);
+    auto snap = mustOpenBytes(cut);
+    CHECK(hasWarning(*snap, {"program header table", "holds 20 entries but only 5 fit"}));
+    // The first entry is the PT_NOTE; the other four are PT_LOADs whose data is gone.
+    CHECK(snap->regions.size() == 4);
+    CHECK(snap->memory.empty());
+    CHECK(hasWarning(*snap, {"note segment 0", "past the end of the file"}));
+  }
+  SECTION("in the middle of the notes") {
+    // gcore writes the notes after the segment data: PT_NOTE at 0x22d4a0, 0x58bc bytes. Cut
+    // after the first three notes (prpsinfo, prstatus, fpregset) and a bit.
+    std::vector<uint8_t> cut(full.begin(), full.begin() + 0x22d4a0 + 0x400);
+    auto snap = mustOpenBytes(cut);
+    INFO(allWarnings(*snap));
+    CHECK(hasWarning(*snap, {"note segment 0", "runs past the end of the file"}));
+    CHECK(hasWarning(*snap, {"note segment 0", "ELF note overflows container"}));
+    CHECK(snap->threads.size() == 1); // the second NT_PRSTATUS is cut off
+    CHECK(snap->process.pid.has_value());
+    CHECK(snap->modules.empty()); // NT_FILE comes last
+    CHECK(snap->regions.size() == 19);
+    CHECK(snap->capturedBytes() == 0x22d4a0 - 0x4a0); // all segment data is before the notes
+  }
+  SECTION("in the middle of the segment data") {
+    // Cut inside the 0x144000-byte anonymous segment at 0x7f2447a01000 (file offset 0x5f4a0).
+    size_t cut_at = 0x5f4a0 + 0x10000;
+    std::vector<uint8_t> cut(full.begin(), full.begin() + cut_at);
+    auto snap = mustOpenBytes(cut);
+    INFO(allWarnings(*snap));
+    CHECK(hasWarning(*snap, {"segment 7 (PT_LOAD at 0x7f2447a01000)", "runs past the end",
+                             "65536 of 1327104 bytes captured"}));
+    CHECK(hasWarning(*snap, {"segment 8 (PT_LOAD at 0x7f2447b45000)", "runs past the end",
+                             "0 of 155648 bytes captured"}));
+    const Region *big = regionAt(*snap, 0x7f2447a01000);
+    REQUIRE(big != nullptr);
+    CHECK(big->capture() == Capture::Partial);
+    CHECK(big->captured == 0x10000);
+    CHECK(regionAt(*snap, 0x7ffc88ab0000)->capture() == Capture::None);
+    CHECK(snap->threads.empty()); // the notes are after the data
+  }
+  SECTION("at many lengths") {
+    for (size_t len = 1; len < full.size(); len = len * 3 / 2 + 17) {
+      INFO("length " << len);
+      std::vector<uint8_t> cut(full.begin(), full.begin() + len);
+      auto result = openBytes(cut);
+      if (!result) {
+        CHECK_FALSE(llvm::toString(result.takeError()).empty());
+        continue;
+      }
+      Snapshot &snap = **result;
+      CHECK_FALSE(snap.diagnostics.empty()); // a cut core always says so
+      for (const MemoryRange &m : snap.memory)
+        CHECK(m.bytes.end() <= reinterpret_cast<const uint8_t *>(snap.file->getBufferEnd()));
+    }
+  }
+}
+
+TEST_CASE("elf core hostile: p_offset past the end of the file") {
+  CoreBuilder b = sampleCore();
+  b.loads[3].offset_override = 1ull << 40;
+  b.loads[4].offset_override = UINT64_MAX - 10; // offset + filesz wraps
+  b.loads[4].filesz_override = 0x100;
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+  CHECK(hasWarning(*snap, {"segment 4 (PT_LOAD at 0x7e0000000000)", "past the end of the file",
+                           "0 of 8192 bytes captured"}));
+  CHECK(hasWarning(*snap, {"segment 5 (PT_LOAD at 0x7f0000000000)", "past the end of the file"}));
+  CHECK(regionAt(*snap, 0x7e0000000000)->capture() == Capture::None);
+  CHECK(regionAt(*snap, 0x7f0000000000)->capture() == Capture::None);
+  CHECK(regionAt(*snap, 0x500000)->capture() == Capture::Full);
+}
+
+TEST_CASE("elf core hostile: p_filesz larger than p_memsz") {
+  CoreBuilder b = sampleCore();
+  b.loads[2].memsz = 0x1000; // data is 0x3000
+  auto snap = mustOpenBytes(b.build());
+  CHECK(hasWarning(*snap, {"segment 3", "p_filesz 0x3000 exceeds p_memsz 0x1000"}));
+  const Region *r = regionAt(*snap, 0x500000);
+  REQUIRE(r != nullptr);
+  CHECK(r->size == 0x1000);
+  CHECK(r->capture() == Capture::Full);
+}
+
+TEST_CASE("elf core hostile: absurd e_phnum") {
+  CoreBuilder b = sampleCore();
+  b.phnum_override = 0xfffe;
+  auto snap = mustOpenBytes(b.build());
+  CHECK(hasWarning(*snap, {"program header table", "holds 65534 entries but only"}));
+  // The real headers are still read; the garbage after them adds nothing that overlaps.
+  CHECK(regionAt(*snap, 0x500000) != nullptr);
+}
+
+TEST_CASE("elf core hostile: program header table past the end of the file") {
+  CoreBuilder b = sampleCore();
+  b.phoff_override = 1ull << 40;
+  CHECK(errorOf(openBytes(b.build())).find("program header table offset 0x10000000000 lies past "
+                                           "the end of the file") != std::string::npos);
+}
+
+TEST_CASE("elf core hostile: wrong e_phentsize") {
+  CoreBuilder b = sampleCore();
+  b.phentsize_override = 40;
+  CHECK(errorOf(openBytes(b.build())) == "e_phentsize is 40, expected 56");
+}
+
+TEST_CASE("elf core hostile: bad ELF class or data encoding") {
+  std::vector<uint8_t> bytes = sampleCore().build();
+  bytes[4] = 7;
+  CHECK(errorOf(openBytes(bytes)).find("unknown ELF class 7") != std::string::npos);
+  bytes[4] = 2;
+  bytes[5] = 3;
+  CHECK_FALSE(errorOf(openBytes(bytes)).empty());
+}
+
+TEST_CASE("elf core hostile: absurd NT_FILE counts") {
+  for (uint64_t count : {uint64_t(0x100000000), uint64_t(UINT64_MAX), uint64_t(4)}) {
+    INFO("count " << count);
+    CoreBuilder b = sampleCore();
+    b.notes[3].desc = b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"}}, count);
+    auto snap = mustOpenBytes(b.build());
+    CHECK(hasWarning(*snap, {"NT_FILE claims " + std::to_string(count) + " mappings"}));
+    CHECK(snap->modules.empty());
+    // Everything else still works.
+    CHECK(snap->threads.size() == 1);
+    CHECK(regionAt(*snap, 0x500000) != nullptr);
+  }
+}
+
+TEST_CASE("elf core hostile: NT_FILE with missing names and bad entries") {
+  CoreBuilder b = sampleCore();
+  std::vector<uint8_t> desc = b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"},
+                                                {0x402000, 0x401000, 0, "/bin/backwards"},
+                                                {0x7f0000000000, 0x7f0000002000, 3, "/lib/x"}});
+  desc.resize(desc.size() - 7); // cut into the last path, losing its NUL
+  b.notes[3].desc = desc;
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+  CHECK(hasWarning(*snap, {"NT_FILE mapping 1 of /bin/backwards has end <= start"}));
+  CHECK(hasWarning(*snap, {"lists 3 mappings but only 2 NUL-terminated paths"}));
+  REQUIRE(snap->modules.size() == 1);
+  CHECK(snap->modules[0].path == "/bin/sample");
+}
+
+TEST_CASE("elf core hostile: a note with an absurd size") {
+  CoreBuilder b = sampleCore();
+  b.notes[2].descsz_override = 0xfffffff0; // NT_AUXV claims ~4 GiB
+  auto snap = mustOpenBytes(b.build());
+  CHECK(hasWarning(*snap, {"note segment 0", "damaged after 2 notes", "overflows"}));
+  // The notes before it are kept.
+  CHECK(snap->threads.size() == 1);
+  CHECK(snap->process.pid == 4242u);
+  CHECK(snap->auxv.empty());
+}
+
+TEST_CASE("elf core hostile: short notes") {
+  CoreBuilder b = sampleCore();
+  b.notes[0].desc.resize(0x10);  // NT_PRSTATUS without pr_pid
+  b.notes[1].desc.resize(100);   // NT_PRPSINFO without pr_psargs
+  b.notes[3].desc.resize(8);     // NT_FILE without page_size
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+  CHECK(hasWarning(*snap, {"note 0", "NT_PRSTATUS of 16 bytes is too short"}));
+  CHECK(hasWarning(*snap, {"note 1", "NT_PRPSINFO of 100 bytes is too short"}));
+  CHECK(hasWarning(*snap, {"note 3", "NT_FILE of 8 bytes is too short"}));
+  CHECK(snap->threads.empty());
+  CHECK_FALSE(snap->process.pid.has_value());
+}
+
+TEST_CASE("elf core hostile: overlapping segments") {
+  CoreBuilder b = sampleCore();
+  CoreBuilder::Load overlap;
+  overlap.vaddr = 0x501000; // inside the heap segment [0x500000, 0x503000)
+  overlap.memsz = 0x4000;
+  overlap.data = counting(0x4000, 9);
+  b.loads.push_back(overlap);
+  auto snap = mustOpenBytes(b.build());
+  CHECK(hasWarning(*snap, {"segment 7 (PT_LOAD at 0x501000)", "overlaps segment 3 at 0x500000",
+                           "ignored"}));
+  const Region *heap = regionAt(*snap, 0x500000);
+  REQUIRE(heap != nullptr);
+  CHECK(heap->size == 0x3000);
+  CHECK(regionAt(*snap, 0x501000) == nullptr);
+  CHECK(regionAt(*snap, 0x503000) == nullptr);
+  AddressSpace as(*snap);
+  std::vector<uint8_t> bytes(0x3000);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x500000, bytes)));
+  CHECK(bytes == counting(0x3000, 3));
+}
+
+TEST_CASE("elf core hostile: a segment that wraps around the address space") {
+  CoreBuilder b = sampleCore();
+  CoreBuilder::Load wrap;
+  wrap.vaddr = UINT64_MAX - 0xfff;
+  wrap.memsz = 0x2000;
+  b.loads.push_back(wrap);
+  auto snap = mustOpenBytes(b.build());
+  CHECK(hasWarning(*snap, {"segment 7", "runs past the top of the address space"}));
+  CHECK(snap->regions.size() == 6);
+}
+
+TEST_CASE("elf core hostile: PN_XNUM") {
+  SECTION("the real count is in section header 0") {
+    CoreBuilder b = sampleCore();
+    b.xnum_count = 7; // PT_NOTE + 6 PT_LOAD
+    auto snap = mustOpenBytes(b.build());
+    INFO(allWarnings(*snap));
+    CHECK(snap->diagnostics.empty());
+    CHECK(snap->regions.size() == 6);
+    CHECK(snap->threads.size() == 1);
+  }
+  SECTION("section header 0 claims 2^32-1 headers") {
+    CoreBuilder b = sampleCore();
+    b.xnum_count = 0xffffffff;
+    auto snap = mustOpenBytes(b.build());
+    CHECK(hasWarning(*snap, {"holds 4294967295 entries but only"}));
+    CHECK(regionAt(*snap, 0x500000) != nullptr);
+  }
+  SECTION("no section header") {
+    CoreBuilder b = sampleCore();
+    b.phnum_override = 0xffff;
+    CHECK(errorOf(openBytes(b.build())).find("PN_XNUM") != std::string::npos);
+  }
+}
+
+TEST_CASE("elf core hostile: many bad segments give a bounded number of warnings") {
+  CoreBuilder b;
+  for (int i = 0; i < 5000; ++i) {
+    CoreBuilder::Load l;
+    l.vaddr = 0x10000;
+    l.memsz = 0x1000;
+    l.offset_override = 1ull << 50;
+    l.filesz_override = 0x1000;
+    b.loads.push_back(l);
+  }
+  auto snap = mustOpenBytes(b.build());
+  CHECK(snap->regions.size() == 1);
+  CHECK(snap->diagnostics.warnings().size() < 40);
+  CHECK(hasWarning(*snap, {"more segment warnings not shown"}));
+}
+
+TEST_CASE("elf core: big-endian and 32-bit layouts") {
+  for (bool is64 : {true, false}) {
+    for (bool little : {true, false}) {
+      INFO((is64 ? "ELF64" : "ELF32") << (little ? "LE" : "BE"));
+      CoreBuilder b;
+      b.is64 = is64;
+      b.little = little;
+      b.machine = is64 ? 62 : 3; // EM_X86_64 / EM_386 (byte order is the test's choice)
+      size_t prstatus_size = is64 ? 336 : 144;
+      size_t pid_at = is64 ? 0x20 : 0x18;
+      size_t sp_at = is64 ? 0x70 + 19 * 8 : 0x48 + 15 * 4;
+      b.notes.push_back({"CORE", 1,
+                         b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}})});
+      std::vector<uint8_t> psinfo =
+          b.desc(is64 ? 136 : 124, {{is64 ? 24u : 12u, 77, 4}});
+      std::memcpy(psinfo.data() + (is64 ? 40 : 28), "be", 2);
+      b.notes.push_back({"CORE", 3, psinfo});
+      b.notes.push_back(
+          {"CORE", 0x46494c45, b.fileNote(4096, {{0x10000, 0x12000, 2, "/bin/be"}})});
+      b.loads.push_back({0x10000, 0x2000, counting(0x80, 1), 5});
+      b.loads.push_back({0x20000, 0x1000, counting(0x1000, 2), 6});
+      auto snap = mustOpenBytes(b.build());
+      INFO(allWarnings(*snap));
+      CHECK(snap->diagnostics.empty());
+      CHECK(snap->system.little_endian == little);
+      CHECK(snap->system.pointer_size == (is64 ? 8u : 4u));
+      REQUIRE(snap->regions.size() == 2);
+      CHECK(snap->regions[0].captured == 0x80);
+      CHECK(snap->regions[0].file_offset == 0x2000);
+      CHECK(snap->regions[0].cls == RegionClass::Image);
+      CHECK(snap->regions[1].cls == RegionClass::Stack);
+      REQUIRE(snap->threads.size() == 1);
+      CHECK(snap->threads[0].tid == 77);
+      CHECK(snap->threads[0].stack_pointer == 0x20800);
+      CHECK(snap->process.pid == 77u);
+      CHECK(snap->process.name == "be");
+      REQUIRE(snap->modules.size() == 1);
+      CHECK(snap->modules[0].path == "/bin/be");
+      AddressSpace as(*snap);
+      std::vector<uint8_t> bytes(0x1000);
+      REQUIRE_FALSE(static_cast<bool>(as.read(0x20000, bytes)));
+      CHECK(bytes == counting(0x1000, 2));
+    }
+  }
+}
+
+TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
+  struct Case {
+    bool is64;
+    uint16_t machine;
+    size_t prstatus_size;
+    size_t sp_at;
+    const char *arch;
+  };
+  // aarch64: pr_reg at 0x70, user_pt_regs regs[31] then sp. arm: pr_reg at 0x48, r13 is sp.
+  for (Case c : {Case{true, 183, 392, 0x70 + 31 * 8, "aarch64"},
+                 Case{false, 40, 148, 0x48 + 13 * 4, "arm"}}) {
+    INFO(c.arch);
+    CoreBuilder b;
+    b.is64 = c.is64;
+    b.machine = c.machine;
+    b.notes.push_back(
+        {"CORE", 1, b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}})});
+    b.loads.push_back({0x30000, 0x1000, counting(0x1000, 1), 6});
+    auto snap = mustOpenBytes(b.build());
+    CHECK(snap->system.arch == c.arch);
+    REQUIRE(snap->threads.size() == 1);
+    CHECK(snap->threads[0].stack_pointer == 0x30ff0);
+    CHECK(snap->regions[0].cls == RegionClass::Stack);
+  }
+  CoreBuilder b;
+  b.machine = 243; // EM_RISCV
+  b.notes.push_back({"CORE", 1, b.desc(400, {{0x20, 5, 4}})});
+  b.notes.push_back({"CORE", 1, b.desc(400, {{0x20, 6, 4}})});
+  auto snap = mustOpenBytes(b.build());
+  CHECK(snap->system.arch == "machine-243");
+  REQUIRE(snap->threads.size() == 2);
+  CHECK(snap->threads[1].tid == 6);
+  CHECK(snap->threads[0].stack_pointer == 0);
+  CHECK(hasWarning(*snap, {"register layout of machine-243 is not known"}));
+  CHECK(snap->diagnostics.warnings().size() == 1);
+}
