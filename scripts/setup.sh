@@ -9,6 +9,7 @@ packages=(
   gdb xz-utils          # tests dump live fixture processes with gcore
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
+  python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

@@ -12,9 +12,8 @@
 // Every count read from the file is bounded by the file size before anything is allocated for it,
 // and every per-item warning kind is rate-limited, so hostile input costs time and memory linear
 // in the file size at most.
-#include "readers.h"
-
 #include "dumpsift/support/hex.h"
+#include "readers.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -85,10 +84,14 @@ std::optional<uint64_t> stackPointerOffset(unsigned machine, bool is64) {
 /// "x86_64", "aarch64", "x86", "arm", or "machine-<n>" for an EM_* value.
 std::string archName(unsigned machine) {
   switch (machine) {
-  case llvm::ELF::EM_X86_64: return "x86_64";
-  case llvm::ELF::EM_AARCH64: return "aarch64";
-  case llvm::ELF::EM_386: return "x86";
-  case llvm::ELF::EM_ARM: return "arm";
+  case llvm::ELF::EM_X86_64:
+    return "x86_64";
+  case llvm::ELF::EM_AARCH64:
+    return "aarch64";
+  case llvm::ELF::EM_386:
+    return "x86";
+  case llvm::ELF::EM_ARM:
+    return "arm";
   }
   return "machine-" + std::to_string(machine);
 }
@@ -206,8 +209,8 @@ public:
     const Elf_Ehdr &header = elf_.getHeader();
     machine_ = header.e_machine;
     SystemInfo &sys = snap_.system;
-    sys.os = header.e_ident[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_FREEBSD ? "freebsd"
-                                                                               : "linux";
+    sys.os =
+        header.e_ident[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_FREEBSD ? "freebsd" : "linux";
     sys.arch = archName(machine_);
     sys.pointer_size = ELFT::Is64Bits ? 8 : 4;
     sys.little_endian = ELFT::TargetEndianness == llvm::support::little;
@@ -260,8 +263,7 @@ private:
     uint64_t available = (file_.size() - phoff) / sizeof(Elf_Phdr);
     if (available == 0)
       return fail("program header table at offset 0x" + llvm::Twine::utohexstr(phoff) +
-                  " is cut off by the end of the file (" + llvm::Twine(file_.size()) +
-                  " bytes)");
+                  " is cut off by the end of the file (" + llvm::Twine(file_.size()) + " bytes)");
     if (count > available) {
       snap_.diagnostics.warn("program header table",
                              "holds " + std::to_string(count) + " entries but only " +
@@ -288,8 +290,8 @@ private:
       s.offset = p.p_offset;
       s.flags = p.p_flags;
       uint64_t filesz = p.p_filesz;
-      std::string where = "segment " + std::to_string(i) + " (PT_LOAD at " + hexAddress(s.vaddr) +
-                          ")";
+      std::string where =
+          "segment " + std::to_string(i) + " (PT_LOAD at " + hexAddress(s.vaddr) + ")";
       if (s.memsz == 0)
         continue;
       if (s.vaddr + s.memsz < s.vaddr || s.vaddr + s.memsz == 0) {
@@ -381,11 +383,20 @@ private:
       return;
     ArrayRef<uint8_t> desc = note.getDesc();
     switch (note.getType()) {
-    case llvm::ELF::NT_PRSTATUS: readPrstatus(desc, where); break;
-    case llvm::ELF::NT_PRPSINFO: readPrpsinfo(desc, where); break;
-    case llvm::ELF::NT_AUXV: readAuxv(desc, where); break;
-    case llvm::ELF::NT_FILE: readFileNote(desc, where); break;
-    default: break;
+    case llvm::ELF::NT_PRSTATUS:
+      readPrstatus(desc, where);
+      break;
+    case llvm::ELF::NT_PRPSINFO:
+      readPrpsinfo(desc, where);
+      break;
+    case llvm::ELF::NT_AUXV:
+      readAuxv(desc, where);
+      break;
+    case llvm::ELF::NT_FILE:
+      readFileNote(desc, where);
+      break;
+    default:
+      break;
     }
   }
 
@@ -490,10 +501,9 @@ private:
     uint64_t page_size = getWord(desc.data() + kWord);
     uint64_t fits_count = (desc.size() - 2 * kWord) / (3 * kWord);
     if (count > fits_count) {
-      note_warnings_.warn(where, "NT_FILE claims " + std::to_string(count) +
-                                     " mappings but its " + std::to_string(desc.size()) +
-                                     " bytes hold at most " + std::to_string(fits_count) +
-                                     "; ignored");
+      note_warnings_.warn(where, "NT_FILE claims " + std::to_string(count) + " mappings but its " +
+                                     std::to_string(desc.size()) + " bytes hold at most " +
+                                     std::to_string(fits_count) + "; ignored");
       return;
     }
     have_files_ = true;
@@ -522,8 +532,8 @@ private:
       m.end = getWord(entry + kWord);
       uint64_t ofs = getWord(entry + 2 * kWord);
       if (m.end <= m.start) {
-        note_warnings_.warn(where, "NT_FILE mapping " + std::to_string(i) + " of " +
-                                       path.str() + " has end <= start; ignored");
+        note_warnings_.warn(where, "NT_FILE mapping " + std::to_string(i) + " of " + path.str() +
+                                       " has end <= start; ignored");
         continue;
       }
       if (__builtin_mul_overflow(ofs, page_size, &m.file_offset)) {
@@ -706,7 +716,8 @@ private:
   /// program headers when its ELF header page is captured, else from the end of its last NT_FILE
   /// mapping. The heap is the first writable region without a backing file that ends above that
   /// point and starts within the range (a region straddling it is bss and heap merged, which
-  /// happens without ASLR). A process that never called brk has no such region and gets no heap.
+  /// happens without ASLR). A process that never called brk has no such region and gets no heap;
+  /// neither does one whose candidate region holds a thread's stack pointer.
   /// glibc-aware code refines this later (main_arena, mp_.sbrk_base).
   Region *findHeap() {
     const Module *exe = findExecutable();
@@ -726,8 +737,13 @@ private:
         continue;
       if (r.start > floor && r.start - floor > range)
         return nullptr;
-      if (r.backing_file.empty() && r.perms.write)
-        return &r;
+      if (!r.backing_file.empty() || !r.perms.write)
+        continue;
+      // A thread's stack pointer is a fact, the heap a guess: a region holding one is a stack.
+      for (const Thread &t : snap_.threads)
+        if (t.stack_pointer >= r.start && t.stack_pointer < r.end())
+          return nullptr;
+      return &r;
     }
     return nullptr;
   }
@@ -735,8 +751,7 @@ private:
   /// AT_PAGESZ when sane, else 4096.
   uint64_t pageSize() const {
     for (const auto &[type, value] : snap_.auxv)
-      if (type == kAtPagesz && value >= 4096 && value <= (1u << 20) &&
-          (value & (value - 1)) == 0)
+      if (type == kAtPagesz && value >= 4096 && value <= (1u << 20) && (value & (value - 1)) == 0)
         return value;
     return 4096;
   }

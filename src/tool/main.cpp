@@ -30,6 +30,9 @@ int main(int argc, char **argv) {
   addInfoCommand(app, runner);
   addHeapCommand(app, runner);
   addAnalyzeCommand(app, runner);
+  addExtractCommand(app, runner);
+  addDiffCommand(app, runner);
+  addCheckCommand(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -20,6 +20,9 @@ using Runner = std::function<llvm::Expected<int>()>;
 void addInfoCommand(CLI::App &app, Runner &runner);
 void addHeapCommand(CLI::App &app, Runner &runner);
 void addAnalyzeCommand(CLI::App &app, Runner &runner);
+void addExtractCommand(CLI::App &app, Runner &runner);
+void addDiffCommand(CLI::App &app, Runner &runner);
+void addCheckCommand(CLI::App &app, Runner &runner);
 
 /// An error about one file, printed as `'PATH': WHY`.
 llvm::Error fileError(const std::string &path, llvm::Error cause);

@@ -8,7 +8,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <optional>
 #include <random>
@@ -67,8 +66,8 @@ struct CoreBuilder {
   };
   std::vector<Load> loads;
   std::vector<Note> notes;
-  std::optional<uint64_t> phnum_override;      // written into e_phnum
-  std::optional<uint64_t> xnum_count;          // e_phnum = 0xffff, section 0 sh_info = this
+  std::optional<uint64_t> phnum_override; // written into e_phnum
+  std::optional<uint64_t> xnum_count;     // e_phnum = 0xffff, section 0 sh_info = this
   std::optional<uint64_t> phoff_override;
   std::optional<uint16_t> phentsize_override;
 
@@ -106,16 +105,17 @@ struct CoreBuilder {
     }
 
     // ELF header.
-    const uint8_t ident[] = {0x7f, 'E', 'L', 'F', uint8_t(is64 ? 2 : 1), uint8_t(little ? 1 : 2), 1};
+    const uint8_t ident[] = {0x7f, 'E', 'L', 'F', uint8_t(is64 ? 2 : 1), uint8_t(little ? 1 : 2),
+                             1};
     out.data.assign(ident, ident + sizeof ident);
     out.data.resize(16, 0);
     out.append(4, 2); // e_type ET_CORE
     out.append(machine, 2);
-    out.append(1, 4); // e_version
-    out.append(0, word());                         // e_entry
+    out.append(1, 4);                                   // e_version
+    out.append(0, word());                              // e_entry
     out.append(phoff_override.value_or(phoff), word()); // e_phoff
-    out.append(shoff, word());                     // e_shoff
-    out.append(0, 4);                              // e_flags
+    out.append(shoff, word());                          // e_shoff
+    out.append(0, 4);                                   // e_flags
     out.append(ehdrSize(), 2);
     out.append(phentsize_override.value_or(phdrSize()), 2);
     out.append(xnum_count ? 0xffff : phnum_override.value_or(phnum), 2);
@@ -125,8 +125,8 @@ struct CoreBuilder {
     REQUIRE(out.data.size() == ehdrSize());
 
     // Program headers.
-    auto phdr = [&](uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr,
-                    uint64_t filesz, uint64_t memsz) {
+    auto phdr = [&](uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t filesz,
+                    uint64_t memsz) {
       out.append(type, 4);
       if (is64) {
         out.append(flags, 4);
@@ -167,9 +167,8 @@ struct CoreBuilder {
   }
 
   /// A desc of `size` zero bytes with (offset, value, width) fields set, in this core's order.
-  std::vector<uint8_t> desc(size_t size,
-                            std::initializer_list<std::tuple<size_t, uint64_t, unsigned>> fields)
-      const {
+  std::vector<uint8_t>
+  desc(size_t size, std::initializer_list<std::tuple<size_t, uint64_t, unsigned>> fields) const {
     Bytes b;
     b.little = little;
     b.data.resize(size, 0);
@@ -179,10 +178,10 @@ struct CoreBuilder {
   }
 
   /// An NT_FILE desc: word count, word page_size, {start, end, ofs}[], then NUL-ended paths.
-  std::vector<uint8_t> fileNote(uint64_t page_size,
-                                const std::vector<std::tuple<uint64_t, uint64_t, uint64_t,
-                                                             std::string>> &entries,
-                                std::optional<uint64_t> count_override = std::nullopt) const {
+  std::vector<uint8_t>
+  fileNote(uint64_t page_size,
+           const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &entries,
+           std::optional<uint64_t> count_override = std::nullopt) const {
     Bytes b;
     b.little = little;
     b.append(count_override.value_or(entries.size()), word());
@@ -397,6 +396,28 @@ TEST_CASE("elf core hostile: random bytes") {
   }
 }
 
+TEST_CASE("elf core hostile: random mutations of a well-formed core") {
+  std::vector<uint8_t> good = sampleCore().build();
+  std::mt19937 rng(777);
+  for (int round = 0; round < 1000; ++round) {
+    std::vector<uint8_t> bytes = good;
+    int changes = 1 + static_cast<int>(rng() % 16);
+    for (int i = 0; i < changes; ++i) {
+      // Mostly the headers and notes (the first ~1.5 KiB), sometimes anywhere.
+      size_t at = rng() % 4 ? 18 + rng() % 1500 : rng() % bytes.size();
+      bytes[at] = rng() % 3 ? static_cast<uint8_t>(rng()) : 0xff;
+    }
+    INFO("round " << round);
+    auto result = openBytes(bytes);
+    if (!result) {
+      CHECK_FALSE(llvm::toString(result.takeError()).empty());
+      continue;
+    }
+    for (const MemoryRange &m : (*result)->memory)
+      CHECK(m.bytes.end() <= reinterpret_cast<const uint8_t *>((*result)->file->getBufferEnd()));
+  }
+}
+
 TEST_CASE("elf core hostile: the fixture core cut short") {
   std::vector<uint8_t> full =
       test::readFileBytes(test::unpackedFixture("cores/hold_buffers.core.xz"));
@@ -424,7 +445,7 @@ TEST_CASE("elf core hostile: the fixture core cut short") {
   }
   SECTION("in the middle of the notes") {
     // gcore writes the notes after the segment data: PT_NOTE at 0x22d4a0, 0x58bc bytes. Cut
-    // after the first three notes (prpsinfo, prstatus, fpregset) and a bit.
+    // inside the third note (prpsinfo, prstatus, then fpregset).
     std::vector<uint8_t> cut(full.begin(), full.begin() + 0x22d4a0 + 0x400);
     auto snap = mustOpenBytes(cut);
     INFO(allWarnings(*snap));
@@ -463,7 +484,10 @@ TEST_CASE("elf core hostile: the fixture core cut short") {
         continue;
       }
       Snapshot &snap = **result;
-      CHECK_FALSE(snap.diagnostics.empty()); // a cut core always says so
+      // A core cut before the end of its notes always says so (gcore puts section headers, which
+      // the reader does not need, after the notes).
+      if (len < 0x22d4a0 + 0x58bc)
+        CHECK_FALSE(snap.diagnostics.empty());
       for (const MemoryRange &m : snap.memory)
         CHECK(m.bytes.end() <= reinterpret_cast<const uint8_t *>(snap.file->getBufferEnd()));
     }
@@ -508,8 +532,9 @@ TEST_CASE("elf core hostile: absurd e_phnum") {
 TEST_CASE("elf core hostile: program header table past the end of the file") {
   CoreBuilder b = sampleCore();
   b.phoff_override = 1ull << 40;
-  CHECK(errorOf(openBytes(b.build())).find("program header table offset 0x10000000000 lies past "
-                                           "the end of the file") != std::string::npos);
+  CHECK(errorOf(openBytes(b.build()))
+            .find("program header table offset 0x10000000000 lies past "
+                  "the end of the file") != std::string::npos);
 }
 
 TEST_CASE("elf core hostile: wrong e_phentsize") {
@@ -546,7 +571,7 @@ TEST_CASE("elf core hostile: NT_FILE with missing names and bad entries") {
   std::vector<uint8_t> desc = b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"},
                                                 {0x402000, 0x401000, 0, "/bin/backwards"},
                                                 {0x7f0000000000, 0x7f0000002000, 3, "/lib/x"}});
-  desc.resize(desc.size() - 7); // cut into the last path, losing its NUL
+  desc.resize(desc.size() - 4); // cut into the last path, losing its NUL
   b.notes[3].desc = desc;
   auto snap = mustOpenBytes(b.build());
   INFO(allWarnings(*snap));
@@ -569,9 +594,9 @@ TEST_CASE("elf core hostile: a note with an absurd size") {
 
 TEST_CASE("elf core hostile: short notes") {
   CoreBuilder b = sampleCore();
-  b.notes[0].desc.resize(0x10);  // NT_PRSTATUS without pr_pid
-  b.notes[1].desc.resize(100);   // NT_PRPSINFO without pr_psargs
-  b.notes[3].desc.resize(8);     // NT_FILE without page_size
+  b.notes[0].desc.resize(0x10); // NT_PRSTATUS without pr_pid
+  b.notes[1].desc.resize(100);  // NT_PRPSINFO without pr_psargs
+  b.notes[3].desc.resize(8);    // NT_FILE without page_size
   auto snap = mustOpenBytes(b.build());
   INFO(allWarnings(*snap));
   CHECK(hasWarning(*snap, {"note 0", "NT_PRSTATUS of 16 bytes is too short"}));
@@ -589,8 +614,8 @@ TEST_CASE("elf core hostile: overlapping segments") {
   overlap.data = counting(0x4000, 9);
   b.loads.push_back(overlap);
   auto snap = mustOpenBytes(b.build());
-  CHECK(hasWarning(*snap, {"segment 7 (PT_LOAD at 0x501000)", "overlaps segment 3 at 0x500000",
-                           "ignored"}));
+  CHECK(hasWarning(
+      *snap, {"segment 7 (PT_LOAD at 0x501000)", "overlaps segment 3 at 0x500000", "ignored"}));
   const Region *heap = regionAt(*snap, 0x500000);
   REQUIRE(heap != nullptr);
   CHECK(heap->size == 0x3000);
@@ -664,14 +689,12 @@ TEST_CASE("elf core: big-endian and 32-bit layouts") {
       size_t prstatus_size = is64 ? 336 : 144;
       size_t pid_at = is64 ? 0x20 : 0x18;
       size_t sp_at = is64 ? 0x70 + 19 * 8 : 0x48 + 15 * 4;
-      b.notes.push_back({"CORE", 1,
-                         b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}})});
-      std::vector<uint8_t> psinfo =
-          b.desc(is64 ? 136 : 124, {{is64 ? 24u : 12u, 77, 4}});
+      b.notes.push_back(
+          {"CORE", 1, b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}})});
+      std::vector<uint8_t> psinfo = b.desc(is64 ? 136 : 124, {{is64 ? 24u : 12u, 77, 4}});
       std::memcpy(psinfo.data() + (is64 ? 40 : 28), "be", 2);
       b.notes.push_back({"CORE", 3, psinfo});
-      b.notes.push_back(
-          {"CORE", 0x46494c45, b.fileNote(4096, {{0x10000, 0x12000, 2, "/bin/be"}})});
+      b.notes.push_back({"CORE", 0x46494c45, b.fileNote(4096, {{0x10000, 0x12000, 2, "/bin/be"}})});
       b.loads.push_back({0x10000, 0x2000, counting(0x80, 1), 5});
       b.loads.push_back({0x20000, 0x1000, counting(0x1000, 2), 6});
       auto snap = mustOpenBytes(b.build());
@@ -715,7 +738,8 @@ TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
     b.is64 = c.is64;
     b.machine = c.machine;
     b.notes.push_back(
-        {"CORE", 1, b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}})});
+        {"CORE", 1,
+         b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}})});
     b.loads.push_back({0x30000, 0x1000, counting(0x1000, 1), 6});
     auto snap = mustOpenBytes(b.build());
     CHECK(snap->system.arch == c.arch);

@@ -200,7 +200,7 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   if (spans_corrupt)
     fact("heaps_cut_short", std::to_string(spans_corrupt));
   (void)top_reached;
-  return std::move(result);
+  return result;
 }
 
 } // namespace
