@@ -29,6 +29,8 @@ struct ManagedArray {
   uint32_t element_size = 0;
   bool large_object_heap = false;
   std::string type_name; // "byte[]" where known, else empty
+  /// Where the object lives, where known: "soh", "loh", "poh" (CoreCLR), "los" (Mono); else empty.
+  std::string heap_kind;
 };
 
 /// One allocation as its allocator sees it. Compact: a walker may emit millions.

@@ -1,0 +1,150 @@
+// End to end on the story's process: a real program holds 128 KiB JPEG slices, 131,162-byte
+// aws-chunked frames, AMQP publish frames, PNG, JSON, zeros and random bytes in glibc memory;
+// gcore dumps it; analyze must find every planted buffer at its exact address and size, with the
+// right kind, and group them as the story did.
+#include "dumpsift/analysis/analysis.h"
+#include "dumpsift/report/report.h"
+#include "dumpsift/support/hex.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+std::vector<nlohmann::json> readManifest(const std::string &path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(!lines.empty());
+  return lines;
+}
+
+const Buffer *findBuffer(const Analysis &analysis, uint64_t address) {
+  for (const Buffer &b : analysis.buffers)
+    if (b.allocation.address == address)
+      return &b;
+  return nullptr;
+}
+
+// Every planted buffer of at least `min_size` usable bytes: found, exact size, kind, payload.
+void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &manifest) {
+  auto snapshot = openDump(core);
+  REQUIRE(snapshot);
+  AddressSpace memory(**snapshot);
+  AnalyzeOptions options; // the documented defaults: 64 KiB and up
+  Analysis analysis = analyze(memory, options);
+
+  REQUIRE(analysis.heaps.size() >= 1);
+  CHECK(analysis.heaps[0].walker == "glibc");
+
+  std::map<std::pair<uint64_t, std::string>, uint64_t> expected_groups;
+  for (const nlohmann::json &m : manifest) {
+    uint64_t address = *parseHexAddress(m["address"].get<std::string>());
+    uint64_t usable = m["usable_size"].get<uint64_t>();
+    std::string kind = m["kind"];
+    INFO(m.dump());
+    const Buffer *b = findBuffer(analysis, address);
+    REQUIRE(b != nullptr);
+    CHECK(b->allocation.size == usable);
+    CHECK(b->allocation.state == AllocState::Used);
+    CHECK(bufferSource(analysis, *b) == "glibc");
+    CHECK(kindName(b->content.kind) == kind);
+    if (m.contains("payload_kind")) {
+      const DetailValue *payload = b->content.details.get("payload_kind");
+      REQUIRE(payload != nullptr);
+      REQUIRE(std::holds_alternative<std::string>(*payload));
+      CHECK(std::get<std::string>(*payload) == m["payload_kind"].get<std::string>());
+    }
+    if (m["name"] == "jpeg-slice") { // 128 KiB of a larger image: a truncated JPEG
+      const DetailValue *complete = b->content.details.get("complete");
+      REQUIRE(complete != nullptr);
+      CHECK(std::get<bool>(*complete) == false);
+    }
+    ++expected_groups[{usable, kind}];
+  }
+
+  // The story's group: 131,072- and 131,162-byte requests are both 135,152-byte mmapped chunks,
+  // one size group holding both kinds.
+  const SizeGroup *story = nullptr;
+  for (const SizeGroup &g : analysis.groups)
+    if (g.size == 135152)
+      story = &g;
+  REQUIRE(story != nullptr);
+  uint64_t jpeg = expected_groups[{135152, "jpeg"}];
+  uint64_t aws = expected_groups[{135152, "aws-chunked"}];
+  CHECK(jpeg >= 7);
+  CHECK(aws == 10);
+  CHECK(story->count == jpeg + aws);
+  std::map<std::string, uint64_t> kinds;
+  for (const auto &[kind, count] : story->kinds)
+    kinds[kindName(kind).str()] = count;
+  CHECK(kinds["jpeg"] == jpeg);
+  CHECK(kinds["aws-chunked"] == aws);
+
+  // --group-by size,kind: the two populations stand apart.
+  options.group_by = GroupBy::SizeKind;
+  Analysis by_kind = analyze(memory, options);
+  for (const auto &[key, count] : expected_groups) {
+    INFO("size " << key.first << " kind " << key.second);
+    bool found = false;
+    for (const SizeGroup &g : by_kind.groups)
+      if (g.size == key.first && g.kind && kindName(*g.kind) == key.second) {
+        found = true;
+        CHECK(g.count == count);
+      }
+    CHECK(found);
+  }
+
+  // The summary tells the story at a glance.
+  std::ostringstream text;
+  writeSummaryText(**snapshot, analysis, TextOptions{}, text);
+  INFO(text.str());
+  CHECK(text.str().find("135,152") != std::string::npos);
+  CHECK(text.str().find("aws-chunked x10 (payload jpeg") != std::string::npos);
+  CHECK(text.str().find("truncated") != std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("the committed story core: every planted buffer at its exact address, size and kind") {
+  checkPlanted(unpackedFixture("cores/story.core.xz"),
+               readManifest(sourceDir() + "/fixtures/cores/story.manifest.jsonl"));
+}
+
+TEST_CASE("a live story process dumped with gcore: every planted buffer found") {
+  if (!canRunGcore()) {
+    WARN("SKIPPED: gcore cannot attach here (not root and ptrace_scope >= 1)");
+    return;
+  }
+  LiveProcess story(fixtureProgram("story"));
+  std::string core = scratchDir("story-live") + "/story.core";
+  story.gcore(core);
+  checkPlanted(core, story.manifest());
+}
+
+TEST_CASE("analyze reports validate against the JSON schema and are deterministic") {
+  std::string core = unpackedFixture("cores/story.core.xz");
+  std::string dir = scratchDir("story-report");
+  for (const char *name : {"a.json", "b.json"}) {
+    CommandResult r = runCommand("'" + toolPath() + "' analyze '" + core + "' --quiet --report '" +
+                                 dir + "/" + name + "' > /dev/null");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  CHECK(readFileBytes(dir + "/a.json") == readFileBytes(dir + "/b.json"));
+  CommandResult v = runCommand("/usr/bin/python3 '" + sourceDir() +
+                               "/scripts/validate_report.py' '" + sourceDir() +
+                               "/docs/report.schema.json' '" + dir + "/a.json'");
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+}

@@ -1,0 +1,98 @@
+// The command line as users and CI see it: exit codes, one-line errors, info on real dumps.
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace dumpsift::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult dumpsift(const std::string &args) {
+  return runCommand("'" + toolPath() + "' " + args);
+}
+
+// Checks the one-line error contract: "dumpsift: error: 'PATH': WHY\n", exit code 2.
+void checkOneLineError(const CommandResult &r, const std::string &path) {
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("dumpsift: error: '" + path + "': ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+} // namespace
+
+TEST_CASE("info --json on every shared dump: valid JSON whose class totals add up") {
+  for (const auto &entry : fs::directory_iterator(sharedDumpsDir())) {
+    std::string path = entry.path().string();
+    if (entry.path().filename() == "README.md")
+      continue;
+    INFO(path);
+    CommandResult r = dumpsift("info --json '" + path + "'");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    nlohmann::json info = nlohmann::json::parse(r.out);
+    uint64_t sum = 0, regions = 0;
+    for (const auto &[cls, totals] : info["totals"]["by_class"].items())
+      sum += totals["captured_bytes"].get<uint64_t>();
+    for (const auto &region : info["regions"])
+      regions += region["captured_bytes"].get<uint64_t>();
+    CHECK(sum == info["totals"]["captured_bytes"].get<uint64_t>());
+    CHECK(regions == sum);
+    CHECK(info["dump"]["captured_bytes"] == info["totals"]["captured_bytes"]);
+    for (const auto &region : info["regions"]) {
+      std::string start = region["start"];
+      CHECK(start.rfind("0x", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("info text on the story core names the process and the heap") {
+  std::string core = unpackedFixture("cores/story.core.xz");
+  CommandResult r = dumpsift("info '" + core + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("process: story") != std::string::npos);
+  CHECK(r.out.find(" heap ") != std::string::npos);
+  CHECK(r.out.find("captured bytes by class:") != std::string::npos);
+}
+
+TEST_CASE("bad input: one-line errors naming the file and the cause, exit code 2") {
+  std::string dir = scratchDir("cli-bad-input");
+  SECTION("missing file") {
+    checkOneLineError(dumpsift("info '" + dir + "/nope.core'"), dir + "/nope.core");
+  }
+  SECTION("empty file") {
+    writeFileBytes(dir + "/empty", {});
+    CommandResult r = dumpsift("info '" + dir + "/empty'");
+    checkOneLineError(r, dir + "/empty");
+    CHECK(r.err.find("empty file") != std::string::npos);
+  }
+  SECTION("not a dump") {
+    writeFileBytes(dir + "/text", {'h', 'e', 'l', 'l', 'o', '\n'});
+    CommandResult r = dumpsift("analyze '" + dir + "/text'");
+    checkOneLineError(r, dir + "/text");
+    CHECK(r.err.find("not a core dump or minidump") != std::string::npos);
+  }
+  SECTION("an ELF executable is not a core") {
+    CommandResult r = dumpsift("info '" + toolPath() + "'");
+    checkOneLineError(r, toolPath());
+    CHECK(r.err.find("not a core dump") != std::string::npos);
+  }
+}
+
+TEST_CASE("usage errors exit with code 2, --help with 0") {
+  CHECK(dumpsift("").exit_code == 2);
+  CHECK(dumpsift("info").exit_code == 2);
+  CHECK(dumpsift("frobnicate x").exit_code == 2);
+  CHECK(dumpsift("--help").exit_code == 0);
+  CommandResult bad_size = dumpsift("analyze x --min-size 12Q");
+  CHECK(bad_size.exit_code == 2);
+  CHECK(bad_size.err.find("--min-size") != std::string::npos);
+  CommandResult bad_kind = dumpsift("analyze '" + unpackedFixture("cores/story.core.xz") +
+                                    "' --kind jpg");
+  CHECK(bad_kind.exit_code == 2);
+  CHECK(bad_kind.err.find("unknown kind 'jpg'") != std::string::npos);
+}
