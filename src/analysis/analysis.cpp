@@ -189,6 +189,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
 
   // 4. Group.
   analysis.groups = groupBuffers(analysis);
+  analysis.findings = computeFindings(memory, analysis);
   return analysis;
 }
 

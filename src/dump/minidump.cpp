@@ -200,8 +200,12 @@ llvm::Error readMinidump(Snapshot &snapshot) {
     if (!snapshot.process.pid)
       snapshot.process.pid = status.pid;
   }
-  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxCmdLine))
+  std::string argv0;
+  if (const mdmp::Stream *s = dir->find(mdmp::kLinuxCmdLine)) {
     snapshot.process.command_line = mdmp::parseCmdLine(s->bytes);
+    llvm::StringRef raw(reinterpret_cast<const char *>(s->bytes.data()), s->bytes.size());
+    argv0 = raw.split('\0').first.rtrim('\n').str();
+  }
   if (const mdmp::Stream *s = dir->find(mdmp::kLinuxAuxv))
     snapshot.auxv = mdmp::parseAuxv(*s, snapshot.system.pointer_size, diags);
 
@@ -217,7 +221,6 @@ llvm::Error readMinidump(Snapshot &snapshot) {
     }
   }
   if (snapshot.process.name.empty()) {
-    llvm::StringRef argv0 = llvm::StringRef(snapshot.process.command_line).split(' ').first;
     if (!argv0.empty())
       snapshot.process.name = baseName(argv0);
     else if (!snapshot.modules.empty()) // the first module is the main executable

@@ -3,6 +3,9 @@
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/version.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+
 #include <variant>
 
 namespace dumpsift {
@@ -121,7 +124,18 @@ Json bufferJson(const Analysis &analysis, const Buffer &b) {
   return j;
 }
 
-Json reportJson(const Snapshot &snapshot, const Analysis &analysis) {
+Json extractedJson(const Extraction &extraction) {
+  Json files = Json::array();
+  for (const ExtractedFile &file : extraction.files) {
+    llvm::SmallString<256> path(extraction.dir);
+    llvm::sys::path::append(path, file.name);
+    // One definition of an extracted file's fields: the manifest line's.
+    files.push_back(Json::parse(manifestLine(file, path)));
+  }
+  return files;
+}
+
+Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extraction *extracted) {
   Json j;
   j["schema_version"] = kReportSchemaVersion;
   j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
@@ -190,10 +204,15 @@ Json reportJson(const Snapshot &snapshot, const Analysis &analysis) {
   }
   j["findings"] = std::move(findings);
   j["unclaimed"] = std::move(unclaimed);
+  if (extracted)
+    j["extracted"] = extractedJson(*extracted);
 
   Json diagnostics = diagnosticsJson(snapshot.diagnostics);
   for (Json &d : diagnosticsJson(analysis.diagnostics))
     diagnostics.push_back(std::move(d));
+  if (extracted)
+    for (Json &d : diagnosticsJson(extracted->diagnostics))
+      diagnostics.push_back(std::move(d));
   j["diagnostics"] = std::move(diagnostics);
   return j;
 }

@@ -1,6 +1,115 @@
+// `dumpsift extract DUMP --address ADDR [--out FILE]`: writes the one buffer that holds an address
+// (or its decoded payload) as a file.
+#include "dumpsift/extract/extract.h"
+#include "dumpsift/support/hex.h"
 #include "tool.h"
 
+#include "llvm/Support/FileSystem.h"
+
+#include <iostream>
+
 namespace dumpsift::tool {
-// Placeholder: the `extract` command is not built yet.
-void addExtractCommand(CLI::App &, Runner &) {}
+
+namespace {
+struct ExtractCmdArgs {
+  std::string dump;
+  std::string address;
+  std::string out;
+  bool raw = false;
+  bool payload = false;
+  unsigned body = 0; // 0: not given
+  bool force = false;
+  bool json = false;
+};
+
+/// An error with a plain message.
+llvm::Error usageError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+}
+
+/// The item of `items` the arguments ask for: the buffer, its aws-chunked payload, or an AMQP
+/// message body; an error that says what the buffer offers otherwise.
+llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &items,
+                                               const Buffer &buffer, const ExtractCmdArgs &args) {
+  const std::string where = hexAddress(buffer.allocation.address);
+  if (!args.payload && args.body == 0) {
+    if (items.empty() || items.front().file.role != ExtractRole::Buffer)
+      return usageError("the buffer at " + where + " has none of its bytes in the dump");
+    return &items.front();
+  }
+  unsigned bodies = 0;
+  for (const ExtractItem &item : items) {
+    if (item.file.role == ExtractRole::Payload && args.body == 0)
+      return &item;
+    if (item.file.role == ExtractRole::Body && ++bodies == std::max(args.body, 1u))
+      return &item;
+  }
+  if (bodies)
+    return usageError("--body " + std::to_string(args.body) + ": the amqp buffer at " + where +
+                      " holds " + std::to_string(bodies) + " message bodies");
+  return usageError("the buffer at " + where + " holds " + kindName(buffer.content.kind).str() +
+                    ", which has no payload to decode (aws-chunked and amqp do)");
+}
+
+llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
+  std::optional<uint64_t> address = parseHexAddress(args.address);
+  if (!address)
+    return usageError("--address: '" + args.address + "' is not an address (e.g. 0x7f12a4c01010)");
+
+  auto snapshot = openDump(args.dump);
+  if (!snapshot)
+    return fileError(args.dump, snapshot.takeError());
+  AddressSpace memory(**snapshot);
+  Diagnostics diags;
+  llvm::Expected<Buffer> buffer = locateBuffer(memory, *address, diags);
+  if (!buffer)
+    return buffer.takeError();
+
+  const bool decode = args.payload || args.body != 0;
+  std::vector<ExtractItem> items = extractItems(memory, *buffer, args.raw, decode);
+  llvm::Expected<const ExtractItem *> item = chooseItem(items, *buffer, args);
+  if (!item)
+    return item.takeError();
+
+  const std::string path = args.out.empty() ? (*item)->file.name : args.out;
+  if (!args.force && llvm::sys::fs::exists(path))
+    return usageError("'" + path + "': the file already exists (--force replaces it)");
+  llvm::Expected<ExtractedFile> file = writeItem(**item, path, /*overwrite=*/true);
+  if (!file)
+    return file.takeError();
+
+  if (args.json) {
+    std::cout << manifestLine(*file, path) << "\n";
+  } else {
+    std::cout << "wrote " << path << ": " << file->size << " bytes of "
+              << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "") << " from "
+              << roleName(file->role).str() << " " << hexAddress(file->address) << "+"
+              << file->offset << " (" << stateName(file->state).str() << "), sha256 "
+              << (file->sha256.empty() ? "not computed" : file->sha256) << "\n";
+  }
+  return kExitOk;
+}
+} // namespace
+
+void addExtractCommand(CLI::App &app, Runner &runner) {
+  auto args = std::make_shared<ExtractCmdArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "extract", "Write the buffer that holds an address (or its decoded payload) as a file");
+  cmd->add_option("dump", args->dump, "ELF core or minidump")->required();
+  cmd->add_option("--address", args->address,
+                  "Any address inside the allocation (hex, e.g. 0x7f12a4c01010)")
+      ->required();
+  cmd->add_option("--out", args->out,
+                  "File to write (default: <address>-<size>.<ext> in the current directory)");
+  cmd->add_flag("--raw", args->raw, "Write the whole allocation, not the content from its offset");
+  cmd->add_flag("--payload", args->payload,
+                "Write the decoded payload: aws-chunked chunk data joined, or the first AMQP body");
+  cmd->add_option("--body", args->body, "Write the body of this AMQP message (1 is the first)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--force", args->force, "Replace the output file if it exists");
+  cmd->add_flag("--json", args->json,
+                "Print the file's manifest line (JSON) instead of a sentence");
+  cmd->callback([&runner, args] { runner = [args] { return runExtract(*args); }; });
+}
+
 } // namespace dumpsift::tool

@@ -32,10 +32,13 @@ struct Bytes {
       data[at + i] = static_cast<uint8_t>(value >> shift);
     }
   }
+  /// Writes `size` bytes of `value` at the end.
   void append(uint64_t value, unsigned size) { put(data.size(), value, size); }
+  /// Appends raw bytes.
   void appendBytes(const std::vector<uint8_t> &bytes) {
     data.insert(data.end(), bytes.begin(), bytes.end());
   }
+  /// Appends zero bytes up to a multiple of `alignment`.
   void padTo(size_t alignment) {
     while (data.size() % alignment)
       data.push_back(0);
@@ -71,6 +74,24 @@ struct CoreBuilder {
   std::optional<uint64_t> phoff_override;
   std::optional<uint16_t> phentsize_override;
 
+  /// Adds a note named "CORE".
+  void addNote(uint32_t type, std::vector<uint8_t> desc) {
+    Note n;
+    n.type = type;
+    n.desc = std::move(desc);
+    notes.push_back(std::move(n));
+  }
+  /// Adds a PT_LOAD whose file bytes are `data` (p_filesz = data.size()).
+  void addLoad(uint64_t vaddr, uint64_t memsz, std::vector<uint8_t> data, uint32_t flags) {
+    Load l;
+    l.vaddr = vaddr;
+    l.memsz = memsz;
+    l.data = std::move(data);
+    l.flags = flags;
+    loads.push_back(std::move(l));
+  }
+
+  /// Sizes of a word, the ELF header, a program header and a section header for this class.
   unsigned word() const { return is64 ? 8 : 4; }
   size_t ehdrSize() const { return is64 ? 64 : 52; }
   size_t phdrSize() const { return is64 ? 56 : 32; }
@@ -276,22 +297,21 @@ const Region *regionAt(const Snapshot &snap, uint64_t start) {
 /// heap right above it, an mmap far away, a stack.
 CoreBuilder sampleCore() {
   CoreBuilder b;
-  b.notes.push_back({"CORE", 1, b.desc(336, {{0x20, 4242, 4}, {0x70 + 19 * 8, 0x7ffd0010, 8}})});
+  b.addNote(1, b.desc(336, {{0x20, 4242, 4}, {0x70 + 19 * 8, 0x7ffd0010, 8}}));
   std::vector<uint8_t> psinfo = b.desc(136, {{24, 4242, 4}});
   std::memcpy(psinfo.data() + 40, "sample", 6);
   std::memcpy(psinfo.data() + 56, "./sample -x 1 ", 14);
-  b.notes.push_back({"CORE", 3, psinfo});
-  b.notes.push_back({"CORE", 6, b.auxv({{6, 4096}, {9, 0x400100}})});
-  b.notes.push_back({"CORE", 0x46494c45,
-                     b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"},
-                                       {0x401000, 0x402000, 1, "/bin/sample"},
-                                       {0x7f0000000000, 0x7f0000002000, 3, "/lib/libz.so"}})});
-  b.loads.push_back({0x400000, 0x1000, counting(0x100, 1), 5});
-  b.loads.push_back({0x401000, 0x1000, counting(0x1000, 2), 6});
-  b.loads.push_back({0x500000, 0x3000, counting(0x3000, 3), 6});       // heap: 1 MiB above
-  b.loads.push_back({0x7e0000000000, 0x2000, counting(0x2000, 4), 6}); // anonymous mmap
-  b.loads.push_back({0x7f0000000000, 0x2000, {}, 5});                  // libz, not captured
-  b.loads.push_back({0x7ffd0000, 0x1000, counting(0x1000, 5), 6});     // stack
+  b.addNote(3, psinfo);
+  b.addNote(6, b.auxv({{6, 4096}, {9, 0x400100}}));
+  b.addNote(0x46494c45, b.fileNote(4096, {{0x400000, 0x401000, 0, "/bin/sample"},
+                                          {0x401000, 0x402000, 1, "/bin/sample"},
+                                          {0x7f0000000000, 0x7f0000002000, 3, "/lib/libz.so"}}));
+  b.addLoad(0x400000, 0x1000, counting(0x100, 1), 5);
+  b.addLoad(0x401000, 0x1000, counting(0x1000, 2), 6);
+  b.addLoad(0x500000, 0x3000, counting(0x3000, 3), 6);       // heap: 1 MiB above
+  b.addLoad(0x7e0000000000, 0x2000, counting(0x2000, 4), 6); // anonymous mmap
+  b.addLoad(0x7f0000000000, 0x2000, {}, 5);                  // libz, not captured
+  b.addLoad(0x7ffd0000, 0x1000, counting(0x1000, 5), 6);     // stack
   return b;
 }
 
@@ -418,10 +438,72 @@ TEST_CASE("elf core hostile: random mutations of a well-formed core") {
   }
 }
 
+namespace {
+
+/// Where things are in an ELF64LE core, read with this test's own minimal parser (not the
+/// reader's): the program headers, the PT_NOTE's range and the boundaries of its notes.
+struct CoreLayout {
+  struct Load {
+    size_t index = 0;
+    uint64_t vaddr = 0, offset = 0, filesz = 0;
+  };
+  uint64_t phoff = 0, phnum = 0;
+  uint64_t note_offset = 0, note_size = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> note_ends; // (file offset after the note, type)
+  std::vector<Load> loads;
+};
+
+/// Little-endian integer of `size` bytes at `at` (REQUIREs it is inside `bytes`).
+uint64_t le(const std::vector<uint8_t> &bytes, size_t at, unsigned size) {
+  REQUIRE(at + size <= bytes.size());
+  uint64_t v = 0;
+  for (unsigned i = 0; i < size; ++i)
+    v |= uint64_t(bytes[at + i]) << (8 * i);
+  return v;
+}
+
+/// The layout of a well-formed ELF64LE core.
+CoreLayout layoutOf(const std::vector<uint8_t> &core) {
+  CoreLayout layout;
+  layout.phoff = le(core, 32, 8);
+  layout.phnum = le(core, 56, 2);
+  for (size_t i = 0; i < layout.phnum; ++i) {
+    size_t at = layout.phoff + i * 56;
+    uint32_t type = static_cast<uint32_t>(le(core, at, 4));
+    if (type == 4) {
+      layout.note_offset = le(core, at + 8, 8);
+      layout.note_size = le(core, at + 32, 8);
+    } else if (type == 1) {
+      layout.loads.push_back({i, le(core, at + 16, 8), le(core, at + 8, 8), le(core, at + 32, 8)});
+    }
+  }
+  for (uint64_t pos = layout.note_offset; pos < layout.note_offset + layout.note_size;) {
+    uint64_t namesz = le(core, pos, 4), descsz = le(core, pos + 4, 4);
+    uint32_t type = static_cast<uint32_t>(le(core, pos + 8, 4));
+    pos += 12 + ((namesz + 3) & ~uint64_t(3)) + ((descsz + 3) & ~uint64_t(3));
+    layout.note_ends.emplace_back(pos, type);
+  }
+  return layout;
+}
+
+/// "0x..." as the reader's messages print addresses.
+std::string hex(uint64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+} // namespace
+
 TEST_CASE("elf core hostile: the fixture core cut short") {
   std::vector<uint8_t> full =
       test::readFileBytes(test::unpackedFixture("cores/hold_buffers.core.xz"));
-  REQUIRE(full.size() > 0x230000);
+  CoreLayout layout = layoutOf(full);
+  // What gcore writes: the PT_NOTE first, the segment data, then the notes.
+  REQUIRE(layout.phoff == 64);
+  REQUIRE(layout.loads.size() + 1 == layout.phnum);
+  REQUIRE(layout.note_ends.size() >= 4);
+  REQUIRE(layout.note_offset > layout.loads.back().offset);
 
   SECTION("inside the ELF header") {
     std::vector<uint8_t> cut(full.begin(), full.begin() + 40);
@@ -434,44 +516,84 @@ TEST_CASE("elf core hostile: the fixture core cut short") {
           std::string::npos);
   }
   SECTION("in the middle of the program headers") {
-    // 20 program headers of 56 bytes from offset 64; keep 5 and a half.
+    // Keep 5 and a half program headers of 56 bytes.
     std::vector<uint8_t> cut(full.begin(), full.begin() + 64 + 5 * 56 + 20);
     auto snap = mustOpenBytes(cut);
-    CHECK(hasWarning(*snap, {"program header table", "holds 20 entries but only 5 fit"}));
+    CHECK(hasWarning(*snap, {"program header table",
+                             "holds " + std::to_string(layout.phnum) + " entries but only 5 fit"}));
     // The first entry is the PT_NOTE; the other four are PT_LOADs whose data is gone.
     CHECK(snap->regions.size() == 4);
     CHECK(snap->memory.empty());
     CHECK(hasWarning(*snap, {"note segment 0", "past the end of the file"}));
   }
   SECTION("in the middle of the notes") {
-    // gcore writes the notes after the segment data: PT_NOTE at 0x22d4a0, 0x58bc bytes. Cut
-    // inside the third note (prpsinfo, prstatus, then fpregset).
-    std::vector<uint8_t> cut(full.begin(), full.begin() + 0x22d4a0 + 0x400);
-    auto snap = mustOpenBytes(cut);
-    INFO(allWarnings(*snap));
-    CHECK(hasWarning(*snap, {"note segment 0", "runs past the end of the file"}));
-    CHECK(hasWarning(*snap, {"note segment 0", "ELF note overflows container"}));
-    CHECK(snap->threads.size() == 1); // the second NT_PRSTATUS is cut off
-    CHECK(snap->process.pid.has_value());
-    CHECK(snap->modules.empty()); // NT_FILE comes last
-    CHECK(snap->regions.size() == 19);
-    CHECK(snap->capturedBytes() == 0x22d4a0 - 0x4a0); // all segment data is before the notes
-  }
-  SECTION("in the middle of the segment data") {
-    // Cut inside the 0x144000-byte anonymous segment at 0x7f2447a01000 (file offset 0x5f4a0).
-    size_t cut_at = 0x5f4a0 + 0x10000;
+    // Cut 16 bytes into the third note (gcore: prpsinfo, prstatus, then fpregset).
+    uint64_t cut_at = layout.note_ends[1].first + 16;
     std::vector<uint8_t> cut(full.begin(), full.begin() + cut_at);
     auto snap = mustOpenBytes(cut);
     INFO(allWarnings(*snap));
-    CHECK(hasWarning(*snap, {"segment 7 (PT_LOAD at 0x7f2447a01000)", "runs past the end",
-                             "65536 of 1327104 bytes captured"}));
-    CHECK(hasWarning(*snap, {"segment 8 (PT_LOAD at 0x7f2447b45000)", "runs past the end",
-                             "0 of 155648 bytes captured"}));
-    const Region *big = regionAt(*snap, 0x7f2447a01000);
+    CHECK(hasWarning(*snap, {"note segment 0", "runs past the end of the file"}));
+    CHECK(hasWarning(*snap,
+                     {"note segment 0", "damaged after 2 notes", "ELF note overflows container"}));
+    size_t prstatus = 0, prpsinfo = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      prstatus += layout.note_ends[i].second == 1;
+      prpsinfo += layout.note_ends[i].second == 3;
+    }
+    CHECK(prstatus == 1);
+    CHECK(snap->threads.size() == prstatus); // the second thread's NT_PRSTATUS is cut off
+    CHECK(snap->process.pid.has_value() == (prpsinfo == 1));
+    CHECK(snap->modules.empty()); // NT_FILE comes last
+    CHECK(snap->regions.size() == layout.loads.size());
+    uint64_t all_data = 0;
+    for (const CoreLayout::Load &l : layout.loads)
+      all_data += l.filesz;
+    CHECK(snap->capturedBytes() == all_data); // all segment data is before the notes
+  }
+  SECTION("in the middle of the segment data") {
+    // Cut 64 KiB into the segment holding the mmap_256k buffer (found by its manifest address).
+    uint64_t buffer = 0;
+    std::vector<uint8_t> manifest =
+        test::readFileBytes(test::sourceDir() + "/fixtures/cores/hold_buffers.manifest.jsonl");
+    std::string text(manifest.begin(), manifest.end());
+    size_t line_at = text.find("\"mmap_256k\"");
+    REQUIRE(line_at != std::string::npos);
+    size_t addr_at = text.find("0x", line_at);
+    buffer = std::stoull(text.substr(addr_at + 2, 16), nullptr, 16);
+    const CoreLayout::Load *hit = nullptr;
+    const CoreLayout::Load *next = nullptr;
+    for (const CoreLayout::Load &l : layout.loads) {
+      if (buffer >= l.vaddr && buffer < l.vaddr + l.filesz)
+        hit = &l;
+      else if (hit && !next && l.filesz > 0)
+        next = &l;
+    }
+    REQUIRE(hit != nullptr);
+    REQUIRE(next != nullptr);
+    REQUIRE(hit->filesz > 0x10000);
+    uint64_t cut_at = hit->offset + 0x10000;
+    std::vector<uint8_t> cut(full.begin(), full.begin() + cut_at);
+    auto snap = mustOpenBytes(cut);
+    INFO(allWarnings(*snap));
+    CHECK(hasWarning(
+        *snap,
+        {"segment " + std::to_string(hit->index) + " (PT_LOAD at " + hex(hit->vaddr) + ")",
+         "runs past the end", "65536 of " + std::to_string(hit->filesz) + " bytes captured"}));
+    CHECK(hasWarning(
+        *snap, {"segment " + std::to_string(next->index) + " (PT_LOAD at " + hex(next->vaddr) + ")",
+                "runs past the end", "0 of " + std::to_string(next->filesz) + " bytes captured"}));
+    const Region *big = regionAt(*snap, hit->vaddr);
     REQUIRE(big != nullptr);
     CHECK(big->capture() == Capture::Partial);
     CHECK(big->captured == 0x10000);
-    CHECK(regionAt(*snap, 0x7ffc88ab0000)->capture() == Capture::None);
+    for (const CoreLayout::Load &l : layout.loads) {
+      const Region *r = regionAt(*snap, l.vaddr);
+      REQUIRE(r != nullptr);
+      if (l.offset >= cut_at)
+        CHECK(r->capture() == Capture::None);
+      else if (l.offset + l.filesz <= cut_at)
+        CHECK(r->captured == l.filesz);
+    }
     CHECK(snap->threads.empty()); // the notes are after the data
   }
   SECTION("at many lengths") {
@@ -486,7 +608,7 @@ TEST_CASE("elf core hostile: the fixture core cut short") {
       Snapshot &snap = **result;
       // A core cut before the end of its notes always says so (gcore puts section headers, which
       // the reader does not need, after the notes).
-      if (len < 0x22d4a0 + 0x58bc)
+      if (len < layout.note_offset + layout.note_size)
         CHECK_FALSE(snap.diagnostics.empty());
       for (const MemoryRange &m : snap.memory)
         CHECK(m.bytes.end() <= reinterpret_cast<const uint8_t *>(snap.file->getBufferEnd()));
@@ -693,10 +815,10 @@ TEST_CASE("elf core: big-endian and 32-bit layouts") {
           {"CORE", 1, b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}})});
       std::vector<uint8_t> psinfo = b.desc(is64 ? 136 : 124, {{is64 ? 24u : 12u, 77, 4}});
       std::memcpy(psinfo.data() + (is64 ? 40 : 28), "be", 2);
-      b.notes.push_back({"CORE", 3, psinfo});
-      b.notes.push_back({"CORE", 0x46494c45, b.fileNote(4096, {{0x10000, 0x12000, 2, "/bin/be"}})});
-      b.loads.push_back({0x10000, 0x2000, counting(0x80, 1), 5});
-      b.loads.push_back({0x20000, 0x1000, counting(0x1000, 2), 6});
+      b.addNote(3, psinfo);
+      b.addNote(0x46494c45, b.fileNote(4096, {{0x10000, 0x12000, 2, "/bin/be"}}));
+      b.addLoad(0x10000, 0x2000, counting(0x80, 1), 5);
+      b.addLoad(0x20000, 0x1000, counting(0x1000, 2), 6);
       auto snap = mustOpenBytes(b.build());
       INFO(allWarnings(*snap));
       CHECK(snap->diagnostics.empty());
@@ -740,7 +862,7 @@ TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
     b.notes.push_back(
         {"CORE", 1,
          b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}})});
-    b.loads.push_back({0x30000, 0x1000, counting(0x1000, 1), 6});
+    b.addLoad(0x30000, 0x1000, counting(0x1000, 1), 6);
     auto snap = mustOpenBytes(b.build());
     CHECK(snap->system.arch == c.arch);
     REQUIRE(snap->threads.size() == 1);
@@ -749,8 +871,8 @@ TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
   }
   CoreBuilder b;
   b.machine = 243; // EM_RISCV
-  b.notes.push_back({"CORE", 1, b.desc(400, {{0x20, 5, 4}})});
-  b.notes.push_back({"CORE", 1, b.desc(400, {{0x20, 6, 4}})});
+  b.addNote(1, b.desc(400, {{0x20, 5, 4}}));
+  b.addNote(1, b.desc(400, {{0x20, 6, 4}}));
   auto snap = mustOpenBytes(b.build());
   CHECK(snap->system.arch == "machine-243");
   REQUIRE(snap->threads.size() == 2);

@@ -15,6 +15,13 @@
 using namespace dumpsift;
 namespace mdmp = dumpsift::detail::mdmp;
 
+// Fails the test with the error's message when an llvm::Expected holds an error (consuming it).
+#define REQUIRE_OK(expected)                                                                       \
+  do {                                                                                             \
+    if (!(expected))                                                                               \
+      FAIL(llvm::toString((expected).takeError()));                                                \
+  } while (0)
+
 namespace {
 
 // Opens ../shared/dumps/<name>; REQUIREs success and returns the snapshot.
@@ -148,7 +155,7 @@ TEST_CASE("minidump: rust-minidump linux-mini.dmp (Breakpad, Linux x86_64)") {
   // The directory itself: 14 streams, the vendor stream among them; 35 maps lines, none bad.
   Diagnostics diags;
   auto dir = mdmp::readDirectory(file, diags);
-  REQUIRE(dir);
+  REQUIRE_OK(dir);
   CHECK(dir->streams.size() == 14);
   REQUIRE(dir->find(0x4d7a0004));
   CHECK(dir->find(0x4d7a0004)->bytes.size() == 569);
@@ -211,7 +218,7 @@ TEST_CASE("minidump: breakpad tiny-exe-with-cet-xsave.dmp (Crashpad, Windows x64
   // MemoryInfoList: 557 entries, 127 of them MEM_FREE.
   Diagnostics diags;
   auto dir = mdmp::readDirectory(fileBytes(*snap), diags);
-  REQUIRE(dir);
+  REQUIRE_OK(dir);
   REQUIRE(dir->find(mdmp::kMemoryInfoList));
   auto info = mdmp::parseMemoryInfoList(*dir->find(mdmp::kMemoryInfoList), diags);
   REQUIRE(info);
@@ -340,12 +347,12 @@ TEST_CASE("minidump: directory and lists agree with LLVM's MinidumpFile") {
     INFO(name);
     auto snap = openShared(name);
     auto ref = llvm::object::MinidumpFile::create(snap->file->getMemBufferRef());
-    REQUIRE(ref);
+    REQUIRE_OK(ref);
     const llvm::object::MinidumpFile &oracle = **ref;
     llvm::ArrayRef<uint8_t> file = fileBytes(*snap);
     Diagnostics diags;
     auto dir = mdmp::readDirectory(file, diags);
-    REQUIRE(dir);
+    REQUIRE_OK(dir);
     CHECK(diags.empty());
 
     // Same streams at the same places.
@@ -369,7 +376,7 @@ TEST_CASE("minidump: directory and lists agree with LLVM's MinidumpFile") {
       for (size_t i = 0; i < mine.size(); ++i) {
         CHECK(mine[i].start == (*list)[i].StartOfMemoryRange);
         auto data = oracle.getRawData((*list)[i].Memory);
-        REQUIRE(data);
+        REQUIRE_OK(data);
         CHECK(mine[i].bytes.data() == data->data());
         CHECK(mine[i].bytes.size() == data->size());
       }
@@ -394,7 +401,7 @@ TEST_CASE("minidump: directory and lists agree with LLVM's MinidumpFile") {
       REQUIRE(snap->modules.size() == modules->size());
       for (size_t i = 0; i < modules->size(); ++i) {
         auto name_or = oracle.getString((*modules)[i].ModuleNameRVA);
-        REQUIRE(name_or);
+        REQUIRE_OK(name_or);
         CHECK(snap->modules[i].path == *name_or);
         CHECK(snap->modules[i].start == (*modules)[i].BaseOfImage);
       }

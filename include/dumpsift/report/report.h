@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dumpsift/analysis/analysis.h"
+#include "dumpsift/extract/extract.h"
 #include "dumpsift/report/info.h"
 
 #include <ostream>
@@ -18,8 +19,14 @@ Json detailsJson(const Details &details);
 /// One buffer as it appears in the report's `buffers` array.
 Json bufferJson(const Analysis &analysis, const Buffer &buffer);
 
-/// The whole report. Deterministic: same dump and options, same bytes.
-Json reportJson(const Snapshot &snapshot, const Analysis &analysis);
+/// The whole report. Deterministic: same dump and options, same bytes. With `extracted`, the
+/// report also has an `extracted` section and the extraction's warnings.
+Json reportJson(const Snapshot &snapshot, const Analysis &analysis,
+                const Extraction *extracted = nullptr);
+
+/// The `extracted` section: one object per file written, the same as its manifest line except that
+/// "path" includes the extraction directory.
+Json extractedJson(const Extraction &extraction);
 
 struct TextOptions {
   size_t top = 10; // rows of the group table

@@ -5,9 +5,8 @@
 // that lives in no heap); without thread arenas main_arena is found by scanning libc's writable
 // data for a malloc_state whose `next` points to itself; (3) main_arena's top and system_mem give
 // the brk heap; (4) every remaining anonymous writable page is checked for an mmapped chunk header.
-#include "glibc_model.h"
-
 #include "dumpsift/support/hex.h"
+#include "glibc_model.h"
 
 #include <algorithm>
 #include <map>
@@ -25,7 +24,9 @@ constexpr unsigned kMaxArenas = 1u << 14;
 constexpr unsigned kMaxHeapsPerArena = 1u << 16;
 
 /// Rounds `v` up to a multiple of the power of two `align` (no overflow check: callers compare).
-uint64_t alignUp(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
+uint64_t alignUp(uint64_t v, uint64_t align) {
+  return (v + align - 1) & ~(align - 1);
+}
 
 /// The page size from AT_PAGESZ, else 4096.
 uint64_t pageSizeOf(const Snapshot &snapshot) {
@@ -238,12 +239,15 @@ uint64_t scanForMainArena(CachedReader &reader, const Snapshot &snapshot,
     return 0;
   if (hits.size() > 1)
     diags.warn(hexAddress(hits[0].first),
-               std::to_string(hits.size()) + " main_arena candidates in libc data; using the first");
+               std::to_string(hits.size()) +
+                   " main_arena candidates in libc data; using the first");
   return hits[0].first;
 }
 
 /// The first chunk at or after `addr` whose user memory is 16-aligned.
-uint64_t firstChunkAt(uint64_t addr) { return addr + ((16 - ((addr + 16) & kAlignMask)) & 15); }
+uint64_t firstChunkAt(uint64_t addr) {
+  return addr + ((16 - ((addr + 16) & kAlignMask)) & 15);
+}
 
 /// True when a chunk header at `chunk` looks like the first chunk of a heap: PREV_INUSE set, no
 /// IS_MMAPPED, a size of at least MINSIZE that is a multiple of 16 and fits before `end`.
@@ -331,8 +335,8 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
   size_t ci = 0;
   for (const MemoryRange &m : snapshot.memory) {
     const Region *r = reader.memory().regionContaining(m.start);
-    if (!r || !writableOrUnknown(*r) || !r->backing_file.empty() ||
-        r->cls == RegionClass::Stack || r->cls == RegionClass::Image)
+    if (!r || !writableOrUnknown(*r) || !r->backing_file.empty() || r->cls == RegionClass::Stack ||
+        r->cls == RegionClass::Image)
       continue;
     uint64_t p = alignUp(m.start, page);
     while (p >= m.start && p < m.end() && m.end() - p >= 16) {
@@ -389,8 +393,7 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
   // A thread arena lives right after the heap_info of its first heap.
   auto is_thread_arena_addr = [&](uint64_t a) {
     auto it = heap_at.find(a & ~(kHeapMax - 1));
-    return hinfo && it != heap_at.end() && it->second.ar_ptr == a &&
-           a == it->first + hinfo;
+    return hinfo && it != heap_at.end() && it->second.ar_ptr == a && a == it->first + hinfo;
   };
   std::set<uint64_t> thread_arenas;
   for (const HeapInfoRec &h : heaps)
@@ -435,7 +438,9 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
     ArenaRec main = readArena(reader, plan.main_arena);
     main.is_main = true;
     plan.arenas.push_back(main);
-    if (main.top != plan.main_arena + kArena.top) {
+    if (!main.readable)
+      diags.warn(hexAddress(main.addr), "main_arena's top chunk is not readable");
+    else if (main.top != plan.main_arena + kArena.top) {
       Span span;
       span.kind = SpanKind::MainHeap;
       span.arena = main.addr;
@@ -520,8 +525,8 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
     for (const auto &[addr, rec] : heap_at)
       if (rec.ar_ptr == a && std::find(chain.begin(), chain.end(), addr) == chain.end()) {
         if (arena.readable)
-          diags.warn(hexAddress(addr), "heap of arena " + hexAddress(a) +
-                                           " is not on the arena's heap chain");
+          diags.warn(hexAddress(addr),
+                     "heap of arena " + hexAddress(a) + " is not on the arena's heap chain");
         chain.push_back(addr);
       }
     for (uint64_t h : chain) {

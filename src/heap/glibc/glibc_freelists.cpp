@@ -6,9 +6,8 @@
 // fastbinsY[i] points at a chunk header of size 0x20 + 0x10 * i, whose fd (chunk + 0x10) is the
 // next chunk header. List heads are stored plain; since 2.32 each link is stored as
 // PROTECT_PTR(pos, ptr) = (pos >> 12) ^ ptr, pos being the address of the link itself.
-#include "glibc_model.h"
-
 #include "dumpsift/support/hex.h"
+#include "glibc_model.h"
 
 #include <algorithm>
 
@@ -73,7 +72,8 @@ const uint8_t *tcacheView(CachedReader &reader, uint64_t user) {
     uint64_t head = loadU64(p + kTcacheEntriesOffset + 8 * i);
     if ((count == 0) != (head == 0))
       return nullptr;
-    if (head && (head <= kChunkHeader || !chunkOfSize(reader, head - kChunkHeader, 0x20 + 0x10 * i)))
+    if (head &&
+        (head <= kChunkHeader || !chunkOfSize(reader, head - kChunkHeader, 0x20 + 0x10 * i)))
       return nullptr;
   }
   return p;
@@ -120,8 +120,7 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
   for (const ArenaRec *a : arenas) {
     for (unsigned i = 0; i < kFastbins; ++i) {
       uint64_t head = 0, raw = 0;
-      if (reader.u64(a->addr + kArena.fastbins + 8 * i, head) && head &&
-          reader.u64(head + 16, raw))
+      if (reader.u64(a->addr + kArena.fastbins + 8 * i, head) && head && reader.u64(head + 16, raw))
         vote(probeLink(reader, raw, head + 16, 0x20 + 0x10 * i, /*user=*/false));
     }
   }
@@ -148,8 +147,8 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
       uint64_t e = loadU64(p + kTcacheEntriesOffset + 8 * i);
       uint64_t expect = 0x20 + 0x10 * i;
       LoopCheck loop;
-      std::string where = "tcache " + hexAddress(chunk + kChunkHeader) + " bin " +
-                          std::to_string(i);
+      std::string where =
+          "tcache " + hexAddress(chunk + kChunkHeader) + " bin " + std::to_string(i);
       for (unsigned k = 0; k < count && e; ++k) {
         if (e <= kChunkHeader || !chunkOfSize(reader, e - kChunkHeader, expect)) {
           diags.warn(where, "entry " + hexAddress(e) + " is not a free chunk of size " +

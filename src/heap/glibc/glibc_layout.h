@@ -31,7 +31,7 @@ inline constexpr uint64_t kTcacheStructSize = 0x280;
 inline constexpr uint64_t kTcacheChunk = 0x290;
 inline constexpr uint64_t kTcacheEntriesOffset = 0x80;
 inline constexpr uint64_t kTcacheMaxChunk = 0x20 + 0x10 * (kTcacheBins - 1); // 0x410
-inline constexpr unsigned kTcacheMaxCount = 65535; // MAX_TCACHE_COUNT
+inline constexpr unsigned kTcacheMaxCount = 65535;                           // MAX_TCACHE_COUNT
 
 // Fastbins: NFASTBINS = 10 heads (chunk pointers), bin i holds chunks of size 0x20 + 0x10 * i.
 inline constexpr unsigned kFastbins = 10;
@@ -40,13 +40,13 @@ inline constexpr uint64_t kSmallestCertainChunk = kTcacheMaxChunk + 0x10;
 
 /// struct malloc_state: identical from 2.27 to 2.40 (checked at each tag 2.31 ... 2.40).
 struct ArenaLayout {
-  uint64_t flags = 0x4;      // int; bit 1 = NONCONTIGUOUS_BIT
-  uint64_t fastbins = 0x10;  // mfastbinptr fastbinsY[10]
-  uint64_t top = 0x60;       // mchunkptr top
-  uint64_t bins = 0x70;      // mchunkptr bins[254]; bin i's header is at arena + 0x60 + 16 * i
-  uint64_t next = 0x870;     // struct malloc_state *next (ring of all arenas)
+  uint64_t flags = 0x4;     // int; bit 1 = NONCONTIGUOUS_BIT
+  uint64_t fastbins = 0x10; // mfastbinptr fastbinsY[10]
+  uint64_t top = 0x60;      // mchunkptr top
+  uint64_t bins = 0x70;     // mchunkptr bins[254]; bin i's header is at arena + 0x60 + 16 * i
+  uint64_t next = 0x870;    // struct malloc_state *next (ring of all arenas)
   uint64_t system_mem = 0x888;
-  uint64_t size = 0x898;     // sizeof (struct malloc_state)
+  uint64_t size = 0x898;      // sizeof (struct malloc_state)
   unsigned bin_headers = 127; // NBINS - 1
 };
 inline constexpr ArenaLayout kArena{};

@@ -3,10 +3,9 @@
 // Internal to src/heap/glibc.
 #pragma once
 
-#include "glibc_layout.h"
-
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/support/diagnostics.h"
+#include "glibc_layout.h"
 
 #include <cstdint>
 #include <string>
@@ -94,59 +93,98 @@ enum class ChunkHint : uint8_t {
 /// Why a chunk walk stopped.
 enum class WalkEnd : uint8_t { Top, End, Fence, Corrupt, NotCaptured };
 
+enum class HeaderCheck : uint8_t { Ok, Fence, Corrupt };
+
+/// Checks the header (`size_word`) of the chunk at `cur` (< span.end): the top chunk must end at
+/// the span's end; a size below MINSIZE is a fencepost where glibc puts one, else corruption;
+/// the size must be a multiple of 16 that fits in the span; IS_MMAPPED must be clear (and
+/// NON_MAIN_ARENA in the main heap). `why` says what is wrong for Fence-with-a-gap and Corrupt.
+inline HeaderCheck checkHeader(const Span &span, uint64_t cur, uint64_t size_word,
+                               std::string &why) {
+  const bool main = span.kind == SpanKind::MainHeap;
+  uint64_t csize = size_word & ~kSizeBits;
+  if (cur == span.top) {
+    if (csize == span.end - cur && !(size_word & (8 | kIsMmapped)))
+      return HeaderCheck::Ok;
+    why = "top chunk does not end at the heap end";
+    return HeaderCheck::Corrupt;
+  }
+  if (csize < kMinChunk) {
+    // A heap its arena moved away from ends in fenceposts: a 0x10 header at end-0x20 and a
+    // 0|PREV_INUSE header at end-0x10 (sysmalloc). In the main heap a double 0x10 fencepost
+    // marks a break in brk.
+    if (!main && csize == 0x10 && cur == span.end - 0x20)
+      return HeaderCheck::Fence;
+    if (main && csize == 0x10) {
+      why = "fencepost: brk was not contiguous here (foreign sbrk?); the rest is not walked";
+      return HeaderCheck::Fence;
+    }
+    why = "chunk size " + std::to_string(csize) + " is below the minimum";
+    return HeaderCheck::Corrupt;
+  }
+  if (size_word & 8)
+    why = "chunk size is not a multiple of 16";
+  else if (size_word & kIsMmapped)
+    why = "IS_MMAPPED set on a chunk inside a heap";
+  else if (main && (size_word & kNonMainArena))
+    why = "NON_MAIN_ARENA set on a chunk of the main heap";
+  else if (csize > span.end - cur)
+    why = "chunk runs past the heap end";
+  else
+    return HeaderCheck::Ok;
+  return HeaderCheck::Corrupt;
+}
+
 /// Walks `span` chunk by chunk, calling on_chunk(chunk_address, chunk_size, hint) for each chunk
 /// in address order. Stops at the top chunk, the span's end, a fencepost, a corrupt header or
-/// uncaptured memory; `stop_at` gets the address where it stopped and `why` a message for
-/// anything but Top/End/Fence. Never reads outside the dump; terminates because every step moves
-/// forward by at least MINSIZE bytes.
+/// uncaptured memory; the chunk before a corrupt or uncaptured header is reported with hint
+/// Unknown (its state is in that header). `stop_at` gets the address where the walk stopped and
+/// `why` a message for anything but Top/End/a plain Fence. Never reads outside the dump;
+/// terminates because every step moves forward by at least MINSIZE bytes.
 template <typename OnChunk>
 WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, uint64_t &stop_at,
                    std::string &why) {
   uint64_t cur = span.first_chunk;
   uint64_t size_word = 0;
-  const bool main = span.kind == SpanKind::MainHeap;
-  if (cur >= span.end || !reader.u64(cur + 8, size_word)) {
-    stop_at = cur;
+  stop_at = cur;
+  if (cur >= span.end || (cur & kAlignMask) != 0) {
+    why = "first chunk is outside its heap or misaligned";
+    return WalkEnd::Corrupt;
+  }
+  // Fast path: the whole span captured in one range, read through one pointer. No read goes
+  // past span.end (a misaligned, corrupt end fails the read instead).
+  const uint64_t first = span.first_chunk;
+  if (span.end - first < 16) {
+    why = "heap too small for a chunk";
+    return WalkEnd::Corrupt;
+  }
+  const uint8_t *base = reader.view(first, span.end - first);
+  auto load = [&](uint64_t addr, uint64_t &out) {
+    if (addr > span.end - 8)
+      return false;
+    if (base) {
+      out = loadU64(base + (addr - first));
+      return true;
+    }
+    return reader.u64(addr, out);
+  };
+  if (!load(cur + 8, size_word)) {
     why = "first chunk header is not captured";
     return WalkEnd::NotCaptured;
+  }
+  switch (checkHeader(span, cur, size_word, why)) {
+  case HeaderCheck::Ok:
+    break;
+  case HeaderCheck::Fence:
+    return WalkEnd::Fence;
+  case HeaderCheck::Corrupt:
+    return WalkEnd::Corrupt;
   }
   while (true) {
     uint64_t csize = size_word & ~kSizeBits;
     if (cur == span.top) {
       on_chunk(cur, csize, ChunkHint::Top);
-      stop_at = cur;
-      if (csize != span.end - cur) {
-        why = "top chunk size does not end at the heap end";
-        return WalkEnd::Corrupt;
-      }
       return WalkEnd::Top;
-    }
-    if (csize < kMinChunk) {
-      stop_at = cur;
-      // A heap an arena moved away from ends in fenceposts: a 0x10|PREV_INUSE header at end-0x20
-      // and a 0|PREV_INUSE header at end-0x10 (sysmalloc). In the main heap a double 0x10
-      // fencepost marks a break in brk.
-      if (!main && csize == 0x10 && cur == span.end - 0x20)
-        return WalkEnd::Fence;
-      if (main && csize == 0x10) {
-        why = "fencepost: brk was not contiguous here (foreign sbrk?); the rest is not walked";
-        return WalkEnd::Fence;
-      }
-      why = "chunk size " + std::to_string(csize) + " is below the minimum";
-      return WalkEnd::Corrupt;
-    }
-    if ((size_word & 8) || (size_word & kIsMmapped) || (main && (size_word & kNonMainArena)) ||
-        csize > span.end - cur) {
-      stop_at = cur;
-      if (size_word & 8)
-        why = "chunk size is not a multiple of 16";
-      else if (size_word & kIsMmapped)
-        why = "IS_MMAPPED set on a chunk inside a heap";
-      else if (csize > span.end - cur)
-        why = "chunk runs past the heap end";
-      else
-        why = "NON_MAIN_ARENA set on a chunk of the main heap";
-      return WalkEnd::Corrupt;
     }
     uint64_t next = cur + csize;
     if (next == span.end) {
@@ -155,15 +193,22 @@ WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, u
       return WalkEnd::End;
     }
     uint64_t next_word = 0;
-    if (!reader.u64(next + 8, next_word)) {
+    stop_at = next;
+    if (!load(next + 8, next_word)) {
       on_chunk(cur, csize, ChunkHint::Unknown);
-      stop_at = next;
       why = "chunk header is not captured";
       return WalkEnd::NotCaptured;
+    }
+    HeaderCheck check = checkHeader(span, next, next_word, why);
+    if (check == HeaderCheck::Corrupt) {
+      on_chunk(cur, csize, ChunkHint::Unknown);
+      return WalkEnd::Corrupt;
     }
     on_chunk(cur, csize,
              (next_word & kPrevInuse) ? ChunkHint::NextPrevInuseSet
                                       : ChunkHint::NextPrevInuseClear);
+    if (check == HeaderCheck::Fence)
+      return WalkEnd::Fence;
     cur = next;
     size_word = next_word;
   }

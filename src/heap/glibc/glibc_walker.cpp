@@ -2,9 +2,8 @@
 // chunk walk per heap and one allocation per mmapped chunk, emitted in address order.
 #include "glibc_walker.h"
 
-#include "glibc_model.h"
-
 #include "dumpsift/support/hex.h"
+#include "glibc_model.h"
 
 #include <algorithm>
 
@@ -128,8 +127,12 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
           AllocState state;
           switch (hint) {
           case ChunkHint::NextPrevInuseClear:
-          case ChunkHint::Top: state = AllocState::Free; break;
-          case ChunkHint::Unknown: state = AllocState::Unknown; break;
+          case ChunkHint::Top:
+            state = AllocState::Free;
+            break;
+          case ChunkHint::Unknown:
+            state = AllocState::Unknown;
+            break;
           case ChunkHint::NextPrevInuseSet:
           default:
             if (csize >= kSmallestCertainChunk) {
@@ -159,10 +162,9 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
     if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
         (end == WalkEnd::Fence && !why.empty())) {
       ++spans_corrupt;
-      diags.warn(hexAddress(stop), why + " (" +
-                                       (span.kind == SpanKind::MainHeap ? "main heap" : "heap") +
-                                       " at " + hexAddress(span.area_start) +
-                                       "; the rest of this heap is not walked)");
+      diags.warn(hexAddress(stop),
+                 why + " (" + (span.kind == SpanKind::MainHeap ? "main heap" : "heap") + " at " +
+                     hexAddress(span.area_start) + "; the rest of this heap is not walked)");
     } else if (span.top && end != WalkEnd::Top) {
       diags.warn(hexAddress(span.top), "heap walk from " + hexAddress(span.first_chunk) +
                                            " did not reach the arena's top chunk");
@@ -179,14 +181,13 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   auto fact = [&](const char *key, std::string value) {
     result.facts.emplace_back(key, std::move(value));
   };
-  fact("glibc_layout", plan.layout ? std::string(plan.layout->versions) +
-                                         " (heap_info " +
+  fact("glibc_layout", plan.layout ? std::string(plan.layout->versions) + " (heap_info " +
                                          hexAddress(plan.layout->heap_info_size) + ")"
                                    : "unknown (no thread heap)");
   fact("safe_linking", lists.safe_linking < 0 ? "unknown" : lists.safe_linking ? "yes" : "no");
-  fact("main_arena", plan.main_arena ? hexAddress(plan.main_arena) + " (" +
-                                           plan.main_arena_how + ")"
-                                     : "not found");
+  fact("main_arena", plan.main_arena
+                         ? hexAddress(plan.main_arena) + " (" + plan.main_arena_how + ")"
+                         : "not found");
   fact("main_heap", plan.main_heap_how.empty() ? "not found" : plan.main_heap_how);
   fact("arenas", std::to_string(plan.arenas.size()));
   fact("thread_heaps", std::to_string(thread_heaps));
@@ -205,6 +206,8 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
 
 } // namespace
 
-std::unique_ptr<HeapWalker> makeGlibcWalker() { return std::make_unique<GlibcWalker>(); }
+std::unique_ptr<HeapWalker> makeGlibcWalker() {
+  return std::make_unique<GlibcWalker>();
+}
 
 } // namespace dumpsift

@@ -13,12 +13,10 @@
 //   free object: MethodTable with flags 0x80000001, base size 24, no parent.
 //   heap_segment (segments and regions alike): allocated, committed, reserved, used, mem, flags
 //                (8 = LOH, 512 = POH) as its first six words.
+#include "dumpsift/support/hex.h"
 #include "scan.h"
 #include "walkers.h"
 
-#include "dumpsift/support/hex.h"
-
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
@@ -35,7 +33,7 @@ constexpr uint32_t kHasComponentSize = 0x80000000u;
 constexpr uint32_t kCategoryArrayMask = 0x000C0000u;
 constexpr uint32_t kCategoryArray = 0x00080000u;
 constexpr uint32_t kFreeObjectFlags = 0x80000001u;
-constexpr uint32_t kByteLikeMask = 0x800FFFFFu; // has-component, category, element size
+constexpr uint32_t kByteLikeMask = 0x800FFFFFu;  // has-component, category, element size
 constexpr uint32_t kByteLikeArray = 0x800A0001u; // SZ array of 1-byte elements
 constexpr uint32_t kArrayBaseSize = 24;
 constexpr uint64_t kArrayLengthOffset = 8;
@@ -95,16 +93,17 @@ private:
     MtInfo info;
     if (mt == 0 || (mt & 7) != 0 || depth > kMaxParentDepth)
       return info;
-    const uint8_t *p = memory_.tryView(mt, std::max<uint64_t>(layout_.element_type_offset, 0x18) + 8);
+    const uint8_t *p =
+        memory_.tryView(mt, std::max<uint64_t>(layout_.element_type_offset, 0x18) + 8);
     if (!p && !(p = memory_.tryView(mt, layout_.parent_offset + 8)))
       return info;
     info.flags = load32(p);
     info.base_size = load32(p + 4);
     info.component = (info.flags & kHasComponentSize) != 0;
-    if (layout_.free_method_table ? mt == layout_.free_method_table
-                                  : info.flags == kFreeObjectFlags &&
-                                        info.base_size == kArrayBaseSize &&
-                                        load64(p + layout_.parent_offset) == 0) {
+    if (layout_.free_method_table
+            ? mt == layout_.free_method_table
+            : info.flags == kFreeObjectFlags && info.base_size == kArrayBaseSize &&
+                  load64(p + layout_.parent_offset) == 0) {
       info.valid = info.free = true;
       info.component_size = 1;
       return info;
@@ -222,6 +221,7 @@ private:
   std::unordered_map<uint64_t, MtInfo> array_mts_; // every array MethodTable seen
   uint64_t objects_ = 0;
   uint64_t resyncs_ = 0;
+  uint64_t ignored_records_ = 0;
 };
 
 void CoreClrWalk::findSegments() {
@@ -249,26 +249,30 @@ void CoreClrWalk::findSegments() {
       all.push_back({r.start + off, mem, allocated, flags});
     }
   }
-  // One record per segment: prefer the header that sits just before the segment's objects.
-  std::sort(all.begin(), all.end(), [](const Segment &a, const Segment &b) {
-    auto header = [](const Segment &s) { return s.record < s.mem && s.mem - s.record <= 0x10000; };
-    if (a.mem != b.mem)
-      return a.mem < b.mem;
-    return header(a) > header(b);
-  });
-  for (const Segment &s : all) {
-    if (!segments_.empty() && s.mem < segments_.back().allocated) {
-      if (s.mem != segments_.back().mem)
-        diags_.warn(hexAddress(s.record),
-                    llvm::formatv("heap_segment-like record for {0}..{1} overlaps the segment at "
-                                  "{2}; ignored",
-                                  hexAddress(s.mem), hexAddress(s.allocated),
-                                  hexAddress(segments_.back().mem))
-                        .str());
-      continue;
+  // One record per segment. Segment headers (the record just before the objects) go first; other
+  // records (.NET 7+ region tables) only where no header claimed the memory. A record-like run of
+  // words inside an object is then ignored for overlapping a real segment.
+  auto header = [](const Segment &s) { return s.record < s.mem && s.mem - s.record <= 0x10000; };
+  std::sort(all.begin(), all.end(),
+            [](const Segment &a, const Segment &b) { return a.mem < b.mem; });
+  auto overlaps = [this](const Segment &s) {
+    for (const Segment &k : segments_)
+      if (s.mem < k.allocated && k.mem < s.allocated)
+        return true;
+    return false;
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (const Segment &s : all) {
+      if (header(s) != (pass == 0))
+        continue;
+      if (overlaps(s)) {
+        ++ignored_records_;
+        continue;
+      }
+      segments_.push_back(s);
     }
-    segments_.push_back(s);
-  }
+  std::sort(segments_.begin(), segments_.end(),
+            [](const Segment &a, const Segment &b) { return a.mem < b.mem; });
 }
 
 void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo &info,
@@ -285,10 +289,9 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
   uint64_t run = memory_.capturedRunFrom(seg.mem);
   uint64_t len = std::min(run, seg.allocated - seg.mem);
   if (len < seg.allocated - seg.mem)
-    diags_.warn(hexAddress(seg.mem),
-                llvm::formatv("{0} segment is captured only up to {1} of {2}", seg.kind(),
-                              hexAddress(seg.mem + len), hexAddress(seg.allocated))
-                    .str());
+    diags_.warn(hexAddress(seg.mem), seg.kind().str() + " segment is captured only up to " +
+                                         hexAddress(seg.mem + len) + " of " +
+                                         hexAddress(seg.allocated));
   const uint8_t *base = memory_.tryView(seg.mem, len);
   if (!base)
     return;
@@ -311,10 +314,9 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
     }
     // Broken chain: resynchronise on the next object whose successor also checks out.
     if (!warned) {
-      diags_.warn(hexAddress(seg.mem + (p - base)),
-                  llvm::formatv("no valid object in the {0} segment at {1}; resynchronising",
-                                seg.kind(), hexAddress(seg.mem))
-                      .str());
+      diags_.warn(hexAddress(seg.mem + (p - base)), "no valid object in the " + seg.kind().str() +
+                                                        " segment at " + hexAddress(seg.mem) +
+                                                        "; resynchronising");
       warned = true;
     }
     ++resyncs_;
@@ -378,6 +380,8 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     }
     result.facts.push_back({"coreclr_discovery", "heap_segment records"});
     result.facts.push_back({"coreclr_segments", std::to_string(segments_.size())});
+    if (ignored_records_)
+      result.facts.push_back({"coreclr_segment_records_ignored", std::to_string(ignored_records_)});
     result.facts.push_back({"coreclr_loh", "from segment flags"});
   } else {
     for (const ScanRange &r : heapCandidateRanges(memory_))
@@ -405,10 +409,9 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
       best = count, byte_element = element;
   result.facts.push_back({"coreclr_byte_like_element_types", std::to_string(byte_like.size())});
   if (byte_like.size() > 1)
-    diags_.warn("coreclr", llvm::formatv("{0} kinds of 1-byte-element arrays (byte[], sbyte[], "
-                                         "bool[]); the most frequent is named byte[]",
-                                         byte_like.size())
-                               .str());
+    diags_.warn("coreclr", std::to_string(byte_like.size()) +
+                               " kinds of 1-byte-element arrays (byte[], sbyte[], bool[]); the "
+                               "most frequent is named byte[]");
 
   for (const HeapArea &a : areas_)
     result.areas.push_back(a);
@@ -464,7 +467,7 @@ std::optional<uint64_t> typeField(const llvm::json::Object &types, llvm::StringR
     v = a->empty() ? nullptr : &(*a)[0];
   if (!v)
     return std::nullopt;
-  if (auto n = v->getAsUINT64())
+  if (llvm::Optional<uint64_t> n = v->getAsUINT64())
     return *n;
   return std::nullopt;
 }
@@ -500,9 +503,9 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
       if ((flags & 1) == 0 || (flags & 2) != 0 || json_size == 0 || json_size > (16u << 20))
         continue;
       std::string json(json_size, '\0');
-      if (llvm::Error e = memory.read(
-              json_addr, llvm::MutableArrayRef<uint8_t>(
-                             reinterpret_cast<uint8_t *>(json.data()), json.size()))) {
+      if (llvm::Error e =
+              memory.read(json_addr, llvm::MutableArrayRef<uint8_t>(
+                                         reinterpret_cast<uint8_t *>(json.data()), json.size()))) {
         std::string why = llvm::toString(std::move(e));
         diags.warn(hexAddress(at), "contract descriptor found but its JSON is unreadable: " + why);
         return "found at " + hexAddress(at) + ", JSON not in the dump";
@@ -511,8 +514,8 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
         json.pop_back();
       llvm::Expected<llvm::json::Value> doc = llvm::json::parse(json);
       if (!doc) {
-        diags.warn(hexAddress(at), "contract descriptor JSON does not parse: " +
-                                       llvm::toString(doc.takeError()));
+        diags.warn(hexAddress(at),
+                   "contract descriptor JSON does not parse: " + llvm::toString(doc.takeError()));
         return "found at " + hexAddress(at) + ", JSON invalid";
       }
       const llvm::json::Object *root = doc->getAsObject();
@@ -530,10 +533,12 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
         if (const llvm::json::Value *g = globals->get("FreeObjectMethodTable")) {
           std::optional<uint64_t> index;
           if (const llvm::json::Array *a = g->getAsArray(); a && !a->empty()) {
-            if (const llvm::json::Array *inner = (*a)[0].getAsArray(); inner && !inner->empty())
-              index = (*inner)[0].getAsUINT64();
-            else if (a->size() == 1)
-              index = (*a)[0].getAsUINT64();
+            const llvm::json::Array *inner = (*a)[0].getAsArray();
+            llvm::Optional<uint64_t> n = inner && !inner->empty() ? (*inner)[0].getAsUINT64()
+                                         : a->size() == 1         ? (*a)[0].getAsUINT64()
+                                                                  : llvm::None;
+            if (n)
+              index = *n;
           }
           uint64_t slot = 0, variable = 0, mt = 0;
           if (index && *index < pointer_count && memory.tryReadU64(pointers + 8 * *index, slot) &&
@@ -582,6 +587,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<HeapWalker> makeCoreClrWalker() { return std::make_unique<CoreClrWalker>(); }
+std::unique_ptr<HeapWalker> makeCoreClrWalker() {
+  return std::make_unique<CoreClrWalker>();
+}
 
 } // namespace dumpsift

@@ -28,23 +28,40 @@ CapturedBounds::CapturedBounds(const Snapshot &snapshot) {
 
 llvm::StringRef csharpArrayName(uint8_t element_type) {
   switch (element_type) {
-  case 0x02: return "bool[]";
-  case 0x03: return "char[]";
-  case 0x04: return "sbyte[]";
-  case 0x05: return "byte[]";
-  case 0x06: return "short[]";
-  case 0x07: return "ushort[]";
-  case 0x08: return "int[]";
-  case 0x09: return "uint[]";
-  case 0x0a: return "long[]";
-  case 0x0b: return "ulong[]";
-  case 0x0c: return "float[]";
-  case 0x0d: return "double[]";
-  case 0x0e: return "string[]";
-  case 0x18: return "nint[]";
-  case 0x19: return "nuint[]";
-  case 0x1c: return "object[]";
-  default: return "";
+  case 0x02:
+    return "bool[]";
+  case 0x03:
+    return "char[]";
+  case 0x04:
+    return "sbyte[]";
+  case 0x05:
+    return "byte[]";
+  case 0x06:
+    return "short[]";
+  case 0x07:
+    return "ushort[]";
+  case 0x08:
+    return "int[]";
+  case 0x09:
+    return "uint[]";
+  case 0x0a:
+    return "long[]";
+  case 0x0b:
+    return "ulong[]";
+  case 0x0c:
+    return "float[]";
+  case 0x0d:
+    return "double[]";
+  case 0x0e:
+    return "string[]";
+  case 0x18:
+    return "nint[]";
+  case 0x19:
+    return "nuint[]";
+  case 0x1c:
+    return "object[]";
+  default:
+    return "";
   }
 }
 

@@ -68,7 +68,9 @@ private:
   std::vector<Slot> slots_ = std::vector<Slot>(size_t(1) << Bits);
 };
 
-inline uint64_t alignUp8(uint64_t v) { return (v + 7) & ~uint64_t(7); }
+inline uint64_t alignUp8(uint64_t v) {
+  return (v + 7) & ~uint64_t(7);
+}
 
 /// "byte[]"-style C# name of an array whose elements have the ECMA-335 element type `et`
 /// (ELEMENT_TYPE_U1 = 5 -> "byte[]"); empty when `et` is not a primitive or string/object.
@@ -79,6 +81,5 @@ llvm::StringRef baseName(llvm::StringRef path);
 
 /// True when a module or a mapped file of the snapshot has a file name for which `match` is true.
 bool hasModule(const Snapshot &snapshot, bool (*match)(llvm::StringRef name));
-
 
 } // namespace dumpsift::managed

@@ -1,0 +1,607 @@
+// Findings: each detector looks at the buffers the analysis kept and names one kind of waste.
+// Hashes computed by the analysis suggest identical content; a byte comparison confirms it.
+// Growth chains are found by bucketing buffers on a hash of their first 256 bytes and comparing
+// only within a bucket, nearest sizes first, with a bounded number of tries per buffer.
+// docs/findings.md describes every type, its numbers and its limits.
+#include "dumpsift/analysis/findings.h"
+
+#include "dumpsift/analysis/analysis.h"
+#include "dumpsift/support/hex.h"
+
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace dumpsift {
+
+namespace {
+
+/// A finding that costs less than this is not worth a line of the summary.
+constexpr uint64_t kMinFindingBytes = 64 * 1024;
+/// "Many" buffers of one size and kind: likely one code path allocating per request.
+constexpr uint64_t kManySameSize = 100;
+/// Growth chains: buffers are bucketed by a hash of this many first bytes (the smallest link).
+constexpr size_t kChainHeadBytes = 256;
+constexpr size_t kMinChainLength = 3;
+/// A growth step multiplies the capacity by a factor in [kMinGrowth, kMaxGrowth]; every step of a
+/// chain is within kGrowthTolerance (relative) of the chain's median factor.
+constexpr double kMinGrowth = 1.15, kMaxGrowth = 4.0, kGrowthTolerance = 0.15;
+/// Prefix comparisons tried per buffer when looking for its predecessor in a chain.
+constexpr unsigned kMaxPrefixTries = 8;
+/// Bytes at the end of an allocation that may hold allocator slack rather than written content:
+/// glibc rounds heap chunks up to 16 bytes and mmapped chunks up to whole pages.
+constexpr uint64_t kSlackBytes = 32, kPageSize = 4096;
+/// "Just above" a threshold: within an eighth of it.
+constexpr uint64_t kLohThreshold = 85000, kMmapThreshold = 128 * 1024, kS3ChunkFrame = 131162;
+constexpr uint64_t kMinPoolBucket = 4096;
+
+/// 135152 -> "135,152".
+std::string commas(uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+/// A power of two in words: "1 MiB", "128 KiB", "4,096 bytes" when not a whole KiB.
+std::string powerLabel(uint64_t p) {
+  if (p >= (1u << 20) && p % (1u << 20) == 0)
+    return std::to_string(p >> 20) + " MiB";
+  if (p >= 1024 && p % 1024 == 0)
+    return std::to_string(p >> 10) + " KiB";
+  return commas(p) + " bytes";
+}
+
+/// The unsigned value of detail `key`, or 0.
+uint64_t detailNumber(const Details &details, llvm::StringRef key) {
+  const DetailValue *v = details.get(key);
+  if (!v)
+    return 0;
+  if (const uint64_t *u = std::get_if<uint64_t>(v))
+    return *u;
+  if (const int64_t *i = std::get_if<int64_t>(v))
+    return *i > 0 ? static_cast<uint64_t>(*i) : 0;
+  return 0;
+}
+
+/// What a buffer holds, in words: "1024x768 jpeg", "json", "random-looking data".
+std::string contentWords(const Buffer &b) {
+  switch (b.content.kind) {
+  case ContentKind::Unknown:
+    return "data";
+  case ContentKind::Random:
+    return "random-looking data";
+  case ContentKind::Zero:
+    return "zeros";
+  default:
+    break;
+  }
+  std::string name = kindName(b.content.kind).str();
+  uint64_t w = detailNumber(b.content.details, "width"),
+           h = detailNumber(b.content.details, "height");
+  if (w && h)
+    return std::to_string(w) + "x" + std::to_string(h) + " " + name;
+  return name;
+}
+
+/// Index of the last byte that is not zero, plus one (0 when all are zero). Scans backwards a
+/// word at a time, so it costs the length of the zero tail.
+uint64_t contentEnd(llvm::ArrayRef<uint8_t> d) {
+  size_t n = d.size();
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, d.data() + n - 8, 8);
+    if (word)
+      break;
+    n -= 8;
+  }
+  while (n > 0 && d[n - 1] == 0)
+    --n;
+  return n;
+}
+
+/// What every detector shares: the buffers findings may look at and their captured bytes.
+struct Context {
+  const AddressSpace &memory;
+  const Analysis &analysis;
+  /// Indices of buffers that are not free (free memory is the allocator's, not anyone's waste).
+  std::vector<size_t> held;
+  /// Per buffer: its captured payload when the dump holds all of it, else empty.
+  std::vector<llvm::ArrayRef<uint8_t>> bytes;
+  /// Per buffer: the lowest-address buffer with identical content (itself when unique).
+  std::vector<size_t> representative;
+
+  /// The buffers' bytes are looked up once; `representative` is filled by findDuplicates.
+  Context(const AddressSpace &m, const Analysis &a) : memory(m), analysis(a) {
+    const std::vector<Buffer> &buffers = analysis.buffers;
+    bytes.resize(buffers.size());
+    representative.resize(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      representative[i] = i;
+      const Buffer &b = buffers[i];
+      if (b.allocation.state == AllocState::Free)
+        continue;
+      held.push_back(i);
+      llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
+      if (!payload.empty() && payload.size() == b.payloadSize())
+        bytes[i] = payload;
+    }
+  }
+
+  const Buffer &buffer(size_t i) const { return analysis.buffers[i]; }
+  /// True when the dump holds every payload byte of buffer `i` and it is not free.
+  bool complete(size_t i) const { return !bytes[i].empty(); }
+  /// True when the buffer's size is an allocation size (not a region-scan estimate).
+  bool allocated(size_t i) const { return buffer(i).source != kRegionScan && !buffer(i).estimated; }
+};
+
+/// Buffers ordered by address (the analysis keeps them so; indices follow).
+void sortByAddress(const Context &ctx, std::vector<size_t> &members) {
+  std::sort(members.begin(), members.end(), [&](size_t a, size_t b) {
+    return ctx.buffer(a).allocation.address < ctx.buffer(b).allocation.address;
+  });
+}
+
+/// The allocation addresses of `members`, in the given order.
+std::vector<uint64_t> addressesOf(const Context &ctx, const std::vector<size_t> &members) {
+  std::vector<uint64_t> out;
+  out.reserve(members.size());
+  for (size_t i : members)
+    out.push_back(ctx.buffer(i).allocation.address);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// duplicates
+// ---------------------------------------------------------------------------------------------
+
+/// Sets of buffers with byte-identical payloads (same size, same hash, confirmed by memcmp), each
+/// by address. Zero-filled buffers are left to zero-filled. Fills ctx.representative.
+std::vector<std::vector<size_t>> findDuplicates(Context &ctx) {
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> by_hash;
+  for (size_t i : ctx.held)
+    if (ctx.complete(i) && ctx.buffer(i).content.kind != ContentKind::Zero)
+      by_hash[{ctx.bytes[i].size(), ctx.buffer(i).hash}].push_back(i);
+  std::vector<std::vector<size_t>> sets;
+  for (auto &[key, members] : by_hash) {
+    if (members.size() < 2)
+      continue;
+    // Almost always one class; a hash collision makes a second one.
+    std::vector<std::vector<size_t>> classes;
+    for (size_t i : members) {
+      auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<size_t> &c) {
+        return std::memcmp(ctx.bytes[c.front()].data(), ctx.bytes[i].data(), ctx.bytes[i].size()) ==
+               0;
+      });
+      if (same == classes.end())
+        classes.push_back({i});
+      else
+        same->push_back(i);
+    }
+    for (std::vector<size_t> &c : classes) {
+      if (c.size() < 2)
+        continue;
+      sortByAddress(ctx, c);
+      for (size_t i : c)
+        ctx.representative[i] = c.front();
+      sets.push_back(std::move(c));
+    }
+  }
+  return sets;
+}
+
+/// One finding per set: count, size, the wasted (count - 1) x size.
+void reportDuplicates(const Context &ctx, const std::vector<std::vector<size_t>> &sets,
+                      std::vector<Finding> &out) {
+  for (const std::vector<size_t> &set : sets) {
+    const Buffer &first = ctx.buffer(set.front());
+    uint64_t count = set.size(), size = first.allocation.size;
+    Finding f;
+    f.type = "duplicates";
+    f.bytes = (count - 1) * size;
+    f.addresses = addressesOf(ctx, set);
+    f.numbers = {{"count", count}, {"size", size}, {"total_bytes", count * size}};
+    f.explanation = std::to_string(count) + " buffers of " + commas(size) +
+                    " bytes hold the same " + contentWords(first) + ": " +
+                    std::to_string(count - 1) + " redundant " +
+                    (count == 2 ? "copy wastes " : "copies waste ") + humanBytes(f.bytes);
+    out.push_back(std::move(f));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// growth-chain
+// ---------------------------------------------------------------------------------------------
+
+/// True when `small` looks like an old array of a buffer that grew into `large`: the content of
+/// `small` (all but its last few bytes of allocator slack) is the start of `large`, and `small` was
+/// full (its content reaches past its middle), as an array is when it is outgrown.
+bool isOutgrownBy(const Context &ctx, size_t small, size_t large, uint64_t small_end) {
+  llvm::ArrayRef<uint8_t> a = ctx.bytes[small], b = ctx.bytes[large];
+  if (a.size() >= b.size() || small_end * 2 < a.size())
+    return false;
+  uint64_t slack = kSlackBytes + (ctx.buffer(small).allocation.mmapped ? kPageSize : 0);
+  uint64_t compared = a.size() > 2 * slack ? a.size() - slack : a.size() / 2;
+  return std::memcmp(a.data(), b.data(), compared) == 0;
+}
+
+/// The median of `ratios` (lower middle for an even count); ratios must not be empty.
+double medianRatio(std::vector<double> ratios) {
+  std::sort(ratios.begin(), ratios.end());
+  return ratios[(ratios.size() - 1) / 2];
+}
+
+/// Splits an ascending chain where a step strays from the median factor; keeps the runs of at
+/// least kMinChainLength buffers, each with its median factor.
+std::vector<std::pair<std::vector<size_t>, double>>
+geometricRuns(const Context &ctx, const std::vector<size_t> &chain) {
+  std::vector<std::pair<std::vector<size_t>, double>> runs;
+  if (chain.size() < kMinChainLength)
+    return runs;
+  std::vector<double> ratios;
+  for (size_t k = 1; k < chain.size(); ++k)
+    ratios.push_back(static_cast<double>(ctx.bytes[chain[k]].size()) /
+                     static_cast<double>(ctx.bytes[chain[k - 1]].size()));
+  double factor = medianRatio(ratios);
+  std::vector<size_t> run{chain.front()};
+  auto flush = [&] {
+    if (run.size() >= kMinChainLength) {
+      std::vector<double> own;
+      for (size_t k = 1; k < run.size(); ++k)
+        own.push_back(static_cast<double>(ctx.bytes[run[k]].size()) /
+                      static_cast<double>(ctx.bytes[run[k - 1]].size()));
+      runs.emplace_back(run, medianRatio(own));
+    }
+  };
+  for (size_t k = 1; k < chain.size(); ++k) {
+    if (std::fabs(ratios[k - 1] / factor - 1.0) > kGrowthTolerance) {
+      flush();
+      run.clear();
+    }
+    run.push_back(chain[k]);
+  }
+  flush();
+  return runs;
+}
+
+/// "x2", "x1.5": a growth factor rounded to a tenth.
+std::string factorWords(double factor) {
+  long tenths = std::lround(factor * 10);
+  std::string s = "x" + std::to_string(tenths / 10);
+  if (tenths % 10)
+    s += "." + std::to_string(tenths % 10);
+  return s;
+}
+
+/// Finds the trails of growing buffers: chains of buffers, each holding the start of the next,
+/// whose capacities grow by a steady factor. One finding per chain; its addresses go from the
+/// smallest array to the largest.
+void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
+  // Bucket the candidates (one per set of identical copies) by the hash of their first bytes.
+  std::map<uint64_t, std::vector<size_t>> by_head;
+  std::vector<uint64_t> end(ctx.analysis.buffers.size(), 0);
+  for (size_t i : ctx.held) {
+    if (!ctx.complete(i) || !ctx.allocated(i) || ctx.representative[i] != i ||
+        ctx.buffer(i).content.kind == ContentKind::Zero || ctx.bytes[i].size() < kChainHeadBytes)
+      continue;
+    end[i] = contentEnd(ctx.bytes[i]);
+    by_head[llvm::xxHash64(ctx.bytes[i].take_front(kChainHeadBytes))].push_back(i);
+  }
+  std::vector<size_t> predecessor(ctx.analysis.buffers.size(), SIZE_MAX);
+  std::vector<bool> has_successor(ctx.analysis.buffers.size(), false);
+  std::vector<size_t> linked; // buffers with a predecessor
+  for (auto &[head, bucket] : by_head) {
+    if (bucket.size() < kMinChainLength)
+      continue;
+    std::sort(bucket.begin(), bucket.end(), [&](size_t a, size_t b) {
+      return std::make_pair(ctx.bytes[a].size(), ctx.buffer(a).allocation.address) <
+             std::make_pair(ctx.bytes[b].size(), ctx.buffer(b).allocation.address);
+    });
+    for (size_t j = 1; j < bucket.size(); ++j) {
+      double large = static_cast<double>(ctx.bytes[bucket[j]].size());
+      unsigned tries = 0;
+      // Nearest smaller sizes first: the last array before this one.
+      for (size_t k = j; k-- > 0 && tries < kMaxPrefixTries;) {
+        size_t i = bucket[k];
+        double ratio = large / static_cast<double>(ctx.bytes[i].size());
+        if (ratio < kMinGrowth)
+          continue;
+        if (ratio > kMaxGrowth)
+          break;
+        ++tries;
+        if (isOutgrownBy(ctx, i, bucket[j], end[i])) {
+          predecessor[bucket[j]] = i;
+          has_successor[i] = true;
+          linked.push_back(bucket[j]);
+          break;
+        }
+      }
+    }
+  }
+  // Walk down from each chain's largest buffer; a buffer belongs to the first chain that reaches
+  // it (largest top first), so no bytes are counted twice.
+  std::vector<size_t> tops;
+  for (size_t i : linked)
+    if (!has_successor[i])
+      tops.push_back(i);
+  std::sort(tops.begin(), tops.end(), [&](size_t a, size_t b) {
+    if (ctx.bytes[a].size() != ctx.bytes[b].size())
+      return ctx.bytes[a].size() > ctx.bytes[b].size();
+    return ctx.buffer(a).allocation.address < ctx.buffer(b).allocation.address;
+  });
+  std::vector<bool> used(ctx.analysis.buffers.size(), false);
+  for (size_t top : tops) {
+    std::vector<size_t> chain;
+    for (size_t i = top; i != SIZE_MAX && !used[i]; i = predecessor[i]) {
+      used[i] = true;
+      chain.push_back(i);
+    }
+    std::reverse(chain.begin(), chain.end());
+    for (auto &[run, factor] : geometricRuns(ctx, chain)) {
+      const Buffer &final_buffer = ctx.buffer(run.back());
+      uint64_t total = 0;
+      for (size_t i : run)
+        total += ctx.buffer(i).allocation.size;
+      uint64_t first_size = ctx.buffer(run.front()).allocation.size;
+      uint64_t final_size = final_buffer.allocation.size;
+      Finding f;
+      f.type = "growth-chain";
+      f.bytes = total - final_size;
+      f.addresses = addressesOf(ctx, run);
+      f.numbers = {{"count", run.size()},
+                   {"first_size", first_size},
+                   {"final_size", final_size},
+                   {"total_bytes", total},
+                   {"growth_percent", static_cast<uint64_t>(std::lround(factor * 100))}};
+      // What the stream is: the largest array's kind that the sniffer recognised (the final
+      // array may end in slack that hides it).
+      std::string kind = "data";
+      for (auto it = run.rbegin(); it != run.rend(); ++it) {
+        ContentKind k = ctx.buffer(*it).content.kind;
+        if (k != ContentKind::Unknown) {
+          kind = k == ContentKind::Random ? "random-looking" : kindName(k).str();
+          break;
+        }
+      }
+      f.explanation =
+          "a buffer grew " + factorWords(factor) + " at a time from " + commas(first_size) +
+          " to " + commas(final_size) + " bytes and left " + std::to_string(run.size() - 1) +
+          " outgrown arrays behind, each holding the start of the same " + kind +
+          " stream: " + humanBytes(f.bytes) + " wasted (" + humanBytes(total) + " in all)";
+      // The analysis keeps nothing under --min-size: say so when the trail may go on below it.
+      double previous = static_cast<double>(first_size) / factor;
+      if (previous >= kChainHeadBytes &&
+          previous < static_cast<double>(ctx.analysis.options.min_size))
+        f.explanation += "; smaller arrays, if any, are under --min-size " +
+                         commas(ctx.analysis.options.min_size);
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// zero-filled and zero-tail
+// ---------------------------------------------------------------------------------------------
+
+/// One finding per size: buffers that are entirely zero.
+void findZeroFilled(const Context &ctx, std::vector<Finding> &out) {
+  std::map<uint64_t, std::vector<size_t>> by_size;
+  for (size_t i : ctx.held)
+    if (ctx.complete(i) && ctx.buffer(i).content.kind == ContentKind::Zero)
+      by_size[ctx.buffer(i).allocation.size].push_back(i);
+  for (auto &[size, members] : by_size) {
+    uint64_t count = members.size();
+    Finding f;
+    f.type = "zero-filled";
+    f.bytes = count * size;
+    f.addresses = addressesOf(ctx, members);
+    f.numbers = {{"count", count}, {"size", size}};
+    f.explanation =
+        (count == 1 ? "a buffer of " + commas(size) + " bytes is"
+                    : std::to_string(count) + " buffers of " + commas(size) + " bytes are") +
+        " entirely zero: " + humanBytes(f.bytes) +
+        " holding nothing (pool buffers rented and returned, or memory allocated ahead of need)";
+    if (count >= kManySameSize)
+      f.explanation += "; that many of one size is likely a pool";
+    out.push_back(std::move(f));
+  }
+}
+
+/// One finding per size: buffers whose content ends before the middle of their capacity and
+/// whose tail is all zero.
+void findZeroTails(const Context &ctx, std::vector<Finding> &out) {
+  struct Tail {
+    size_t index;
+    uint64_t content;
+  };
+  std::map<uint64_t, std::vector<Tail>> by_size;
+  for (size_t i : ctx.held) {
+    if (!ctx.complete(i) || !ctx.allocated(i) || ctx.buffer(i).content.kind == ContentKind::Zero)
+      continue;
+    uint64_t content = contentEnd(ctx.bytes[i]);
+    if (content > 0 && content * 2 <= ctx.bytes[i].size())
+      by_size[ctx.buffer(i).allocation.size].push_back({i, content});
+  }
+  for (auto &[size, tails] : by_size) {
+    uint64_t count = tails.size(), content = 0, largest = 0, tail_bytes = 0;
+    std::vector<size_t> members;
+    for (const Tail &t : tails) {
+      content += t.content;
+      largest = std::max(largest, t.content);
+      tail_bytes += size - t.content;
+      members.push_back(t.index);
+    }
+    Finding f;
+    f.type = "zero-tail";
+    f.bytes = tail_bytes;
+    f.addresses = addressesOf(ctx, members);
+    f.numbers = {{"count", count}, {"size", size}, {"content_bytes", content}};
+    uint64_t unused_percent = tail_bytes * 100 / (count * size);
+    if (count == 1)
+      f.explanation = "a buffer of " + commas(size) + " bytes holds " + commas(content) +
+                      " bytes of " + contentWords(ctx.buffer(members.front())) + " and then " +
+                      commas(tail_bytes) + " zero bytes: its capacity is far beyond its content (" +
+                      std::to_string(unused_percent) + "% unused)";
+    else
+      f.explanation = std::to_string(count) + " buffers of " + commas(size) +
+                      " bytes hold at most " + commas(largest) +
+                      " bytes of content each and then " + "zeros: " + humanBytes(tail_bytes) +
+                      " of capacity far beyond the content (" + std::to_string(unused_percent) +
+                      "% unused)";
+    out.push_back(std::move(f));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// size-class and many-same-size
+// ---------------------------------------------------------------------------------------------
+
+/// The request sizes that give an allocation of this size: glibc rounds a heap chunk up to 16
+/// bytes and an mmapped chunk up to whole pages; a managed array's length is exact.
+struct RequestRange {
+  uint64_t lo = 0, hi = 0;
+  bool contains(uint64_t n) const { return lo <= n && n <= hi; }
+  bool exact() const { return lo == hi; }
+};
+
+/// The request sizes that could have produced buffer `b` (see RequestRange).
+RequestRange requestRange(const Context &ctx, const Buffer &b) {
+  const Allocation &a = b.allocation;
+  if (a.managed) {
+    uint64_t n = a.managed->length * std::max<uint64_t>(1, a.managed->element_size);
+    return {n, n};
+  }
+  if (bufferSource(ctx.analysis, b) == "glibc") {
+    uint64_t slack = a.mmapped ? kPageSize - 1 : 15;
+    return {a.size > slack ? a.size - slack : 0, a.size};
+  }
+  return {a.size, a.size};
+}
+
+/// One finding per group (same size, allocator and placement, at least two members) whose size
+/// sits just above a well-known threshold or on a pool bucket.
+void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
+  std::map<std::tuple<uint64_t, uint16_t, bool, bool>, std::vector<size_t>> groups;
+  for (size_t i : ctx.held) {
+    const Buffer &b = ctx.buffer(i);
+    if (ctx.allocated(i))
+      groups[{b.allocation.size, b.source, b.allocation.mmapped, b.allocation.managed.has_value()}]
+          .push_back(i);
+  }
+  for (auto &[key, members] : groups) {
+    if (members.size() < 2)
+      continue;
+    const Buffer &first = ctx.buffer(members.front());
+    const Allocation &a = first.allocation;
+    const bool managed = a.managed.has_value();
+    const bool glibc = bufferSource(ctx.analysis, first) == "glibc";
+    RequestRange requests = requestRange(ctx, first);
+    bool holds_aws = std::any_of(members.begin(), members.end(), [&](size_t i) {
+      return ctx.buffer(i).content.kind == ContentKind::AwsChunked;
+    });
+    const std::string noun = managed ? "arrays" : glibc ? "requests" : "buffers";
+    std::vector<std::string> what, meaning;
+    uint64_t threshold = 0;
+    auto note_threshold = [&](uint64_t t) {
+      if (!threshold)
+        threshold = t;
+    };
+    if (managed && a.size >= kLohThreshold && a.size <= kLohThreshold + kLohThreshold / 8) {
+      note_threshold(kLohThreshold);
+      meaning.push_back("just over .NET's 85,000-byte large-object threshold, so each lives on the "
+                        "large object heap, which is collected only with gen 2 and not compacted");
+    }
+    if (glibc && a.mmapped && requests.hi >= kMmapThreshold &&
+        requests.lo <= kMmapThreshold + kMmapThreshold / 8) {
+      note_threshold(kMmapThreshold);
+      uint64_t chunk = a.chunk_size ? a.chunk_size : a.size + 16;
+      meaning.push_back("just over glibc's 128 KiB mmap threshold, so each is its own mmap of " +
+                        commas(chunk) + " bytes, unmapped again on free");
+    }
+    if (requests.contains(kS3ChunkFrame) && (requests.exact() || holds_aws)) {
+      note_threshold(kS3ChunkFrame);
+      what.push_back("131,162-byte S3 signed chunk frames (128 KiB of data plus 90 bytes of "
+                     "framing)");
+    }
+    uint64_t bucket = std::bit_ceil(std::max<uint64_t>(requests.lo, 1));
+    if (bucket >= kMinPoolBucket && requests.contains(bucket)) {
+      note_threshold(bucket);
+      what.push_back(powerLabel(bucket) + " (" + commas(bucket) + "-byte) " + noun);
+      meaning.push_back(commas(bucket) + " bytes is a power-of-two pool bucket (ArrayPool-style "
+                                         "pools round requests up to a power of two)");
+    }
+    if (!threshold)
+      continue;
+    uint64_t count = members.size();
+    Finding f;
+    f.type = "size-class";
+    f.bytes = count * a.size;
+    f.addresses = addressesOf(ctx, members);
+    f.numbers = {{"count", count}, {"size", a.size}, {"threshold", threshold}};
+    f.explanation = std::to_string(count) + " buffers of " + commas(a.size) + " bytes";
+    for (size_t k = 0; k < what.size(); ++k)
+      f.explanation += (k == 0 ? " are " : " and ") + what[k];
+    for (size_t k = 0; k < meaning.size(); ++k)
+      f.explanation += (k == 0 ? ": " : "; ") + meaning[k];
+    out.push_back(std::move(f));
+  }
+}
+
+/// One finding per (size, kind) with at least kManySameSize members (zero-filled has its own).
+void findManySameSize(const Context &ctx, std::vector<Finding> &out) {
+  std::map<std::pair<uint64_t, ContentKind>, std::vector<size_t>> groups;
+  for (size_t i : ctx.held) {
+    const Buffer &b = ctx.buffer(i);
+    if (ctx.allocated(i) && b.content.kind != ContentKind::Zero)
+      groups[{b.allocation.size, b.content.kind}].push_back(i);
+  }
+  for (auto &[key, members] : groups) {
+    uint64_t count = members.size();
+    if (count < kManySameSize)
+      continue;
+    Finding f;
+    f.type = "many-same-size";
+    f.bytes = count * key.first;
+    f.addresses = addressesOf(ctx, members);
+    f.numbers = {{"count", count}, {"size", key.first}};
+    std::string kind = key.second == ContentKind::Unknown ? std::string("unrecognised data")
+                                                          : kindName(key.second).str();
+    f.explanation = std::to_string(count) + " buffers of " + commas(key.first) +
+                    " bytes all hold " + kind + " (" + humanBytes(f.bytes) +
+                    "): likely one code path allocating a buffer per request, or a pool holding "
+                    "them";
+    out.push_back(std::move(f));
+  }
+}
+
+} // namespace
+
+std::vector<Finding> computeFindings(const AddressSpace &memory, const Analysis &analysis) {
+  Context ctx(memory, analysis);
+  std::vector<Finding> findings;
+  std::vector<std::vector<size_t>> duplicates = findDuplicates(ctx);
+  reportDuplicates(ctx, duplicates, findings);
+  findGrowthChains(ctx, findings);
+  findZeroFilled(ctx, findings);
+  findZeroTails(ctx, findings);
+  findSizeClasses(ctx, findings);
+  findManySameSize(ctx, findings);
+  std::erase_if(findings, [](const Finding &f) { return f.bytes < kMinFindingBytes; });
+  std::sort(findings.begin(), findings.end(), [](const Finding &a, const Finding &b) {
+    uint64_t a_first = a.addresses.empty() ? 0 : a.addresses.front();
+    uint64_t b_first = b.addresses.empty() ? 0 : b.addresses.front();
+    return std::tie(b.bytes, a.type, a_first) < std::tie(a.bytes, b.type, b_first);
+  });
+  return findings;
+}
+
+} // namespace dumpsift

@@ -1,0 +1,223 @@
+// What a buffer yields as files: the buffer's bytes, and the decoded payloads of framed content
+// (aws-chunked, amqp). Everything is a view into the mapped dump; nothing is copied here except a
+// bounded window for sniffing a payload made of several pieces.
+#include "dumpsift/extract/extract.h"
+#include "dumpsift/sniff/framing.h"
+#include "dumpsift/support/hex.h"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <variant>
+
+namespace dumpsift {
+
+namespace {
+
+using Bytes = llvm::ArrayRef<uint8_t>;
+
+/// A payload in several pieces is sniffed from a copy of at most this many of its first bytes.
+constexpr uint64_t kPayloadSniffWindow = 4u << 20;
+
+/// AMQP 0-9-1 frame types (framing.h lists them).
+constexpr uint8_t kAmqpMethod = 1, kAmqpHeader = 2, kAmqpBody = 3;
+
+/// The sum of the pieces' sizes.
+uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
+  uint64_t total = 0;
+  for (Bytes piece : pieces)
+    total += piece.size();
+  return total;
+}
+
+/// True when a sniffer said the content is cut ("truncated": true in its details).
+bool detailSaysTruncated(const Details &details) {
+  const DetailValue *value = details.get("truncated");
+  return value && std::holds_alternative<bool>(*value) && std::get<bool>(*value);
+}
+
+/// "<address>-<size>[.<infix>].<ext>": digits, letters, '-' and '.', never a path separator.
+std::string fileName(uint64_t address, uint64_t size, llvm::StringRef infix, ContentKind kind) {
+  std::string name = hexAddress(address) + "-" + std::to_string(size);
+  if (!infix.empty())
+    name += "." + infix.str();
+  name += "." + kindExtension(kind).str();
+  assert(name.find('/') == std::string::npos && name.front() != '.');
+  return name;
+}
+
+/// What the joined pieces hold. One piece is sniffed in place; several are sniffed from a copy of
+/// their first kPayloadSniffWindow bytes (the details then describe that window, which they say).
+SniffResult sniffPieces(llvm::ArrayRef<Bytes> pieces) {
+  if (pieces.size() == 1)
+    return sniff(pieces.front());
+  std::vector<uint8_t> window;
+  const uint64_t total = totalSize(pieces);
+  window.reserve(std::min(total, kPayloadSniffWindow));
+  for (Bytes piece : pieces) {
+    const size_t take = std::min<uint64_t>(piece.size(), kPayloadSniffWindow - window.size());
+    window.insert(window.end(), piece.begin(), piece.begin() + take);
+    if (window.size() == kPayloadSniffWindow)
+      break;
+  }
+  SniffResult result = sniff(window);
+  if (total > window.size())
+    result.details.set("sniffed_bytes", uint64_t(window.size()));
+  return result;
+}
+
+/// One AMQP message's body: the body frames that follow its content header, in order.
+struct AmqpMessage {
+  std::vector<Bytes> pieces;
+  bool cut = false; // its last body frame is cut by the end of the buffer
+};
+
+/// Groups the bodies amqpBodies() finds into messages: a content header frame starts a message on
+/// its channel, body frames on that channel join it, a method frame on the channel ends it (body
+/// frames with no header before them start a message of their own). The clipped body frame that
+/// amqpBodies() may list last joins the message that took the last content frame.
+std::vector<AmqpMessage> amqpMessages(Bytes data) {
+  std::vector<AmqpMessage> messages;
+  std::optional<AmqpLayout> layout = parseAmqp(data);
+  if (!layout)
+    return messages;
+  const std::vector<Bytes> bodies = amqpBodies(data);
+  std::map<uint16_t, size_t> open; // channel -> message taking its body frames
+  std::optional<size_t> last;      // the message that took the last content frame
+  size_t next_body = 0;
+  auto start = [&](uint16_t channel) {
+    messages.emplace_back();
+    open[channel] = messages.size() - 1;
+    return messages.size() - 1;
+  };
+  for (const AmqpFrame &frame : layout->frames) {
+    if (frame.type == kAmqpMethod) {
+      open.erase(frame.channel);
+      last.reset();
+    } else if (frame.type == kAmqpHeader) {
+      last = start(frame.channel);
+    } else if (frame.type == kAmqpBody && next_body < bodies.size()) {
+      auto it = open.find(frame.channel);
+      const size_t m = it != open.end() ? it->second : start(frame.channel);
+      messages[m].pieces.push_back(bodies[next_body++]);
+      last = m;
+    }
+  }
+  if (next_body < bodies.size()) {
+    if (!last) {
+      messages.emplace_back();
+      last = messages.size() - 1;
+    }
+    messages[*last].pieces.push_back(bodies[next_body]);
+    messages[*last].cut = true;
+  }
+  std::erase_if(messages, [](const AmqpMessage &m) { return totalSize(m.pieces) == 0; });
+  return messages;
+}
+
+/// A Payload or Body item of `parent` made of `pieces` (views into `frame`, which starts
+/// `frame_offset` bytes after the allocation address).
+ExtractItem decodedItem(const ExtractedFile &parent, Bytes frame, uint64_t frame_offset,
+                        ExtractRole role, unsigned body, std::vector<Bytes> pieces, bool cut) {
+  ExtractItem item;
+  ExtractedFile &f = item.file;
+  f.role = role;
+  f.body = body;
+  f.address = parent.address;
+  f.state = parent.state;
+  f.offset = frame_offset + static_cast<uint64_t>(pieces.front().data() - frame.data());
+  f.size = totalSize(pieces);
+  f.pieces = pieces.size();
+  SniffResult content = sniffPieces(pieces);
+  f.kind = content.kind;
+  f.details = std::move(content.details);
+  if (content.offset)
+    f.details.set("content_offset", content.offset);
+  f.truncated = cut || detailSaysTruncated(f.details);
+  const std::string infix =
+      role == ExtractRole::Payload ? "payload" : "body" + std::to_string(body);
+  f.name = fileName(f.address, f.size, infix, f.kind);
+  item.pieces = std::move(pieces);
+  return item;
+}
+
+} // namespace
+
+llvm::StringRef roleName(ExtractRole role) {
+  switch (role) {
+  case ExtractRole::Buffer:
+    return "buffer";
+  case ExtractRole::Payload:
+    return "payload";
+  case ExtractRole::Body:
+    return "body";
+  }
+  return "buffer";
+}
+
+std::vector<ExtractItem> extractItems(const AddressSpace &memory, const Buffer &buffer, bool raw,
+                                      bool decode) {
+  std::vector<ExtractItem> items;
+  const Allocation &a = buffer.allocation;
+  const SniffResult &content = buffer.content;
+  const Bytes payload = capturedPayload(memory, buffer);
+
+  ExtractItem main;
+  ExtractedFile &f = main.file;
+  f.address = a.address;
+  f.state = a.state;
+  f.kind = content.kind;
+  f.details = content.details;
+  const bool cut = detailSaysTruncated(content.details);
+  Bytes bytes;
+  if (raw) {
+    const uint64_t run = std::min(memory.capturedRunFrom(a.address), a.size);
+    if (run)
+      bytes = Bytes(memory.tryView(a.address, run), run);
+    f.offset = 0;
+    f.truncated = cut || run < a.size;
+  } else {
+    const uint64_t extent =
+        buffer.payloadSize() > content.offset ? buffer.payloadSize() - content.offset : 0;
+    const uint64_t want = content.length ? std::min(content.length, extent) : extent;
+    const uint64_t start = std::min<uint64_t>(content.offset, payload.size());
+    const uint64_t have = std::min<uint64_t>(want, payload.size() - start);
+    bytes = payload.slice(start, have);
+    f.offset = a.data_offset + content.offset;
+    f.truncated = cut || have < want;
+  }
+  if (!bytes.empty()) {
+    f.size = bytes.size();
+    f.name = fileName(f.address, f.size, "", f.kind);
+    main.pieces.push_back(bytes);
+    items.push_back(std::move(main));
+  }
+
+  if (!decode || payload.size() <= content.offset)
+    return items;
+  // The framing starts at the content's offset and runs to the end of what the dump holds, as the
+  // sniffer saw it.
+  const Bytes frame = payload.drop_front(content.offset);
+  const uint64_t frame_offset = a.data_offset + content.offset;
+  ExtractedFile parent;
+  parent.address = a.address;
+  parent.state = a.state;
+  if (content.kind == ContentKind::AwsChunked) {
+    std::vector<Bytes> pieces = awsChunkedPayload(frame);
+    bool cut_chunk = false;
+    if (std::optional<AwsChunkedLayout> layout = parseAwsChunked(frame))
+      cut_chunk = std::any_of(layout->chunks.begin(), layout->chunks.end(),
+                              [](const AwsChunk &c) { return c.available < c.size; });
+    if (totalSize(pieces))
+      items.push_back(decodedItem(parent, frame, frame_offset, ExtractRole::Payload, 0,
+                                  std::move(pieces), cut_chunk));
+  } else if (content.kind == ContentKind::Amqp) {
+    unsigned number = 0;
+    for (AmqpMessage &m : amqpMessages(frame))
+      items.push_back(decodedItem(parent, frame, frame_offset, ExtractRole::Body, ++number,
+                                  std::move(m.pieces), m.cut));
+  }
+  return items;
+}
+
+} // namespace dumpsift

@@ -1,0 +1,381 @@
+// The "mono" walker: arrays in the large object space (LOS) of Mono's SGen collector (64-bit),
+// found without symbols. See docs/heap-managed.md for the method, what is heuristic and what could
+// fool it.
+//
+// Layout facts used (x64; mono/mono mono/sgen/sgen-los.c, sgen-conf.h, sgen-gc.h; struct offsets
+// checked against the debug info of Debian's mono-runtime 6.8.0.105 and on a core of it):
+//   LOSObject (24 bytes): next, size (bit 0 = pin/mark), cardtable_mod_union, then the object.
+//   LOS section: 1 MiB, 1 MiB-aligned; {next, num_free_chunks, free_chunk_map = section + 24};
+//                4 KiB chunks, map byte 1 = free. Bigger objects get their own page-aligned
+//                mapping.
+//   objects over 8,000 bytes live in the LOS; an object's header sits at a random 8-aligned offset
+//   inside the slack of its chunk run (or page) - hence a scan, not arithmetic.
+//   MonoArray: vtable (bits 0-1 are GC tags), sync, bounds (NULL for SZ arrays), u32 max_length,
+//              elements at +32. LOS size = align8(32 + length * element size).
+//   MonoVTable: klass @0, rank @44.  MonoClass: element_class @0, rank @26, class_kind @27
+//              (5 = array), name @64, element_size @136, _byval_arg @176 (data @176, type @186).
+#include "dumpsift/support/hex.h"
+#include "scan.h"
+#include "walkers.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+
+namespace dumpsift {
+namespace {
+
+using namespace managed;
+
+/// Struct offsets of one Mono build family. Data, not code: another Mono version is another row.
+struct MonoLayout {
+  const char *name;
+  uint64_t vtable_klass, vtable_rank;
+  uint64_t class_element_class, class_rank, class_kind, class_name, class_element_size;
+  uint64_t class_byval_data, class_byval_type;
+  uint64_t class_min_size; // bytes of MonoClass that must be readable
+};
+
+constexpr MonoLayout kMono68 = {"mono-6.8-x64", 0, 44, 0, 26, 27, 64, 136, 176, 186, 192};
+
+constexpr uint64_t kLosHeader = 24;        // sizeof(LOSObject)
+constexpr uint64_t kArrayBounds = 16;      // MonoArray::bounds, from the object start
+constexpr uint64_t kArrayLength = 24;      // MonoArray::max_length (u32)
+constexpr uint32_t kArrayData = 32;        // MonoArray::vector
+constexpr uint64_t kMaxSmallObject = 8000; // SGEN_MAX_SMALL_OBJ_SIZE
+constexpr uint64_t kSectionSize = 1 << 20; // LOS_SECTION_SIZE
+constexpr uint64_t kChunkSize = 4096;      // LOS_CHUNK_SIZE
+constexpr uint64_t kSectionHeader = 24;    // sizeof(LOSSection)
+constexpr uint8_t kClassArray = 5;         // MONO_CLASS_ARRAY
+constexpr uint8_t kTypeSzArray = 0x1d;     // MONO_TYPE_SZARRAY
+constexpr uint8_t kTypeArray = 0x14;       // MONO_TYPE_ARRAY
+constexpr uint8_t kTypeString = 0x0e;      // MONO_TYPE_STRING
+constexpr uint8_t kTypeValueType = 0x11;   // MONO_TYPE_VALUETYPE
+constexpr uint8_t kTypeClass = 0x12;       // MONO_TYPE_CLASS
+constexpr uint8_t kTypeGenericInst = 0x15; // MONO_TYPE_GENERICINST
+constexpr uint8_t kTypeObject = 0x1c;      // MONO_TYPE_OBJECT
+constexpr uint64_t kMaxObjectSize = uint64_t(1) << 40;
+
+bool isMonoModule(llvm::StringRef name) {
+  return name == "mono" || name == "mono-sgen" || name.startswith("libmonosgen-2.0.so") ||
+         name.startswith("libmono-2.0.so") || name.equals_insensitive("mono-2.0-sgen.dll");
+}
+
+/// What a vtable candidate is, cached per address.
+struct VTableInfo {
+  bool valid = false;
+  bool array = false;       // an SZ array class
+  uint8_t element_type = 0; // MonoTypeEnum of the element class
+  uint32_t element_size = 0;
+  uint64_t klass = 0;
+};
+
+/// One LOS object found.
+struct LosObject {
+  uint64_t header = 0;
+  uint64_t next = 0;
+  uint64_t los_size = 0; // LOSObject.size without the flag bit
+  uint64_t vtable = 0;
+  VTableInfo type;
+  uint32_t length = 0;
+  uint64_t section = 0; // 0 when in its own mapping
+  bool chunk_free = false;
+};
+
+class MonoWalk {
+public:
+  MonoWalk(const AddressSpace &memory, Diagnostics &diags, const MonoLayout &layout)
+      : memory_(memory), diags_(diags), layout_(layout), bounds_(memory.snapshot()) {}
+
+  llvm::Expected<HeapWalkResult> run(AllocationSink sink);
+
+private:
+  VTableInfo vtable(uint64_t vt) {
+    if (const VTableInfo *hit = cache_.find(vt))
+      return *hit;
+    VTableInfo info = computeVTable(vt);
+    cache_.put(vt, info);
+    return info;
+  }
+
+  VTableInfo computeVTable(uint64_t vt) const {
+    VTableInfo info;
+    const uint8_t *v = memory_.tryView(vt, layout_.vtable_rank + 1);
+    if (!v)
+      return info;
+    uint64_t klass = load64(v + layout_.vtable_klass);
+    if (klass == 0 || (klass & 7) != 0)
+      return info;
+    const uint8_t *k = memory_.tryView(klass, layout_.class_min_size);
+    if (!k)
+      return info;
+    uint8_t kind = k[layout_.class_kind], rank = k[layout_.class_rank];
+    uint8_t type = k[layout_.class_byval_type];
+    if (kind == 0 || kind > 7)
+      return info;
+    info.klass = klass;
+    if (kind != kClassArray) {
+      // Large non-arrays: strings, objects, or classes whose MonoType points back at the class.
+      uint64_t data = load64(k + layout_.class_byval_data);
+      bool typed = type == kTypeString || type == kTypeObject ||
+                   ((type == kTypeClass || type == kTypeValueType) && data == klass) ||
+                   (type == kTypeGenericInst && data != 0);
+      info.valid = rank == 0 && v[layout_.vtable_rank] == 0 && typed;
+      return info;
+    }
+    uint64_t element = load64(k + layout_.class_element_class);
+    uint32_t element_size = load32(k + layout_.class_element_size);
+    if (rank == 0 || rank > 32 || v[layout_.vtable_rank] != rank || element == 0 ||
+        element_size == 0 || element_size > 0x10000)
+      return info;
+    const uint8_t *e = memory_.tryView(element, layout_.class_min_size);
+    if (!e)
+      return info;
+    info.element_size = element_size;
+    info.element_type = e[layout_.class_byval_type];
+    if (type == kTypeSzArray) {
+      // An SZ array's MonoType points at its element class: a cheap cross-check of the layout.
+      if (load64(k + layout_.class_byval_data) != element)
+        return info;
+      info.array = true;
+    } else if (type != kTypeArray) {
+      return info;
+    }
+    info.valid = true;
+    return info;
+  }
+
+  /// Checks for a LOS object header at `p` (address `addr`) with `avail` captured bytes from it.
+  bool headerAt(const uint8_t *p, uint64_t addr, uint64_t avail, LosObject &out) {
+    if (avail < kLosHeader + kArrayData)
+      return false;
+    uint64_t size = load64(p + 8) & ~uint64_t(1);
+    if (size <= kMaxSmallObject || size > kMaxObjectSize || (size & 7) != 0 ||
+        kLosHeader + size > avail)
+      return false;
+    uint64_t next = load64(p);
+    if ((next & 7) != 0)
+      return false;
+    uint64_t vt = load64(p + kLosHeader) & ~uint64_t(7);
+    if (vt == 0 || !bounds_.contains(vt))
+      return false;
+    VTableInfo type = vtable(vt);
+    if (!type.valid)
+      return false;
+    const uint8_t *obj = p + kLosHeader;
+    uint32_t length = 0;
+    if (type.array) {
+      if (load64(obj + kArrayBounds) != 0)
+        return false;
+      length = load32(obj + kArrayLength);
+      if (alignUp8(kArrayData + uint64_t(length) * type.element_size) != size)
+        return false;
+    }
+    out = LosObject{addr, next, size, vt, type, length, 0, false};
+    return true;
+  }
+
+  /// Fills in the section of `o` and whether the free-chunk map marks its first chunk free.
+  void placeInSection(LosObject &o) const {
+    uint64_t section = o.header & ~(kSectionSize - 1);
+    const uint8_t *s = memory_.tryView(section, kSectionHeader + kSectionSize / kChunkSize);
+    if (!s || load64(s + 16) != section + kSectionHeader ||
+        load64(s + 8) > kSectionSize / kChunkSize)
+      return;
+    if (o.header + kLosHeader + o.los_size > section + kSectionSize)
+      return;
+    o.section = section;
+    o.chunk_free = s[kSectionHeader + (o.header - section) / kChunkSize] == 1;
+  }
+
+  std::string arrayName(const LosObject &o) const;
+
+  const AddressSpace &memory_;
+  Diagnostics &diags_;
+  const MonoLayout &layout_;
+  CapturedBounds bounds_;
+  VerdictCache<VTableInfo, 14> cache_;
+};
+
+std::string MonoWalk::arrayName(const LosObject &o) const {
+  llvm::StringRef primitive = csharpArrayName(o.type.element_type);
+  if (!primitive.empty())
+    return primitive.str();
+  // Array classes get their name ("Foo[]") from a mempool, which core dumps normally include.
+  uint64_t name = 0;
+  if (!memory_.tryReadU64(o.type.klass + layout_.class_name, name) || name == 0)
+    return "";
+  uint64_t run = std::min<uint64_t>(memory_.capturedRunFrom(name), 256);
+  const uint8_t *p = memory_.tryView(name, run);
+  if (!p)
+    return "";
+  std::string out;
+  for (uint64_t i = 0; i < run && p[i]; ++i) {
+    if (p[i] < 0x20 || p[i] > 0x7e)
+      return "";
+    out.push_back(static_cast<char>(p[i]));
+  }
+  return out;
+}
+
+llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
+  HeapWalkResult result;
+  result.walker = "mono";
+  std::vector<LosObject> found;
+  for (const ScanRange &r : heapCandidateRanges(memory_)) {
+    for (uint64_t off = 0; off + kLosHeader + kArrayData <= r.size;) {
+      LosObject o;
+      if (headerAt(r.bytes + off, r.start + off, r.size - off, o) &&
+          (o.type.array || (placeInSection(o), o.section != 0))) {
+        // Arrays prove themselves by their length; other objects only inside a LOS section.
+        found.push_back(o);
+        off += kLosHeader + o.los_size; // the object's body cannot hold another header
+      } else {
+        off += 8;
+      }
+    }
+  }
+  // Close the set over `next`: a linked header outside the scanned memory is still an object.
+  llvm::DenseSet<uint64_t> known;
+  for (const LosObject &o : found)
+    known.insert(o.header);
+  for (size_t i = 0; i < found.size(); ++i) {
+    uint64_t next = found[i].next;
+    if (next == 0 || known.count(next))
+      continue;
+    uint64_t avail = memory_.capturedRunFrom(next);
+    const uint8_t *p = memory_.tryView(next, std::min<uint64_t>(avail, kLosHeader + kArrayData));
+    LosObject o;
+    if (p && (p = memory_.tryView(next, avail)) && headerAt(p, next, avail, o)) {
+      found.push_back(o);
+      known.insert(next);
+    } else {
+      diags_.warn(hexAddress(found[i].header),
+                  "LOS object's next pointer " + hexAddress(next) + " is not a LOS object");
+    }
+  }
+  if (found.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no Mono SGen large-object-space object found (layout %s)",
+                                   layout_.name);
+  std::sort(found.begin(), found.end(),
+            [](const LosObject &a, const LosObject &b) { return a.header < b.header; });
+  for (LosObject &o : found)
+    placeInSection(o);
+
+  // The list sgen_los_object_list links every live or not-yet-swept object. Its head is the one
+  // object nothing else points to; the global holding it lies in the runtime binary's data.
+  llvm::DenseMap<uint64_t, unsigned> in_degree;
+  for (const LosObject &o : found)
+    if (o.next)
+      ++in_degree[o.next];
+  llvm::DenseSet<uint64_t> heads;
+  for (const LosObject &o : found)
+    if (!in_degree.count(o.header) && !o.chunk_free)
+      heads.insert(o.header);
+  std::vector<uint64_t> head_refs;
+  const Snapshot &snap = memory_.snapshot();
+  for (const MemoryRange &m : snap.memory) {
+    const Region *r = memory_.regionContaining(m.start);
+    bool runtime_data = r && r->perms.write && isMonoModule(baseName(r->backing_file));
+    // The .bss right after the binary's data segment is anonymous; take the region that follows.
+    if (!runtime_data && r && r->backing_file.empty() && r->perms.write && r != &snap.regions[0] &&
+        isMonoModule(baseName((r - 1)->backing_file)) && (r - 1)->end() == r->start)
+      runtime_data = true;
+    if (!runtime_data)
+      continue;
+    for (uint64_t off = 0; off + 8 <= m.bytes.size(); off += 8)
+      if (heads.count(load64(m.bytes.data() + off)))
+        head_refs.push_back(load64(m.bytes.data() + off));
+  }
+  std::sort(head_refs.begin(), head_refs.end());
+  head_refs.erase(std::unique(head_refs.begin(), head_refs.end()), head_refs.end());
+  llvm::DenseSet<uint64_t> listed;
+  if (head_refs.size() == 1) {
+    llvm::DenseMap<uint64_t, uint64_t> next_of;
+    for (const LosObject &o : found)
+      next_of[o.header] = o.next;
+    for (uint64_t h = head_refs[0]; h && listed.insert(h).second;) {
+      auto it = next_of.find(h);
+      h = it == next_of.end() ? 0 : it->second;
+    }
+    result.facts.push_back({"mono_los_list_head", hexAddress(head_refs[0])});
+  } else {
+    result.facts.push_back({"mono_los_list_head", head_refs.empty() ? "not found" : "ambiguous"});
+  }
+
+  // Areas: LOS sections and single-object mappings.
+  for (const LosObject &o : found) {
+    uint64_t start = o.section ? o.section : o.header & ~uint64_t(4095);
+    uint64_t size = o.section ? kSectionSize : alignUp8(o.header - start + kLosHeader + o.los_size);
+    if (!result.areas.empty() && result.areas.back().start == start)
+      continue;
+    result.areas.push_back({o.section ? "los-section" : "los-mapping", start, size, 0});
+  }
+
+  uint64_t arrays = 0, stale = 0;
+  for (const LosObject &o : found) {
+    if (!o.type.array)
+      continue;
+    Allocation a;
+    a.address = o.header + kLosHeader;
+    a.size = kArrayData + uint64_t(o.length) * o.type.element_size;
+    a.chunk_address = o.header;
+    a.chunk_size = kLosHeader + o.los_size;
+    a.arena = o.section;
+    a.data_offset = kArrayData;
+    a.mmapped = o.section == 0;
+    if (o.chunk_free)
+      a.state = AllocState::Free;
+    else if (!listed.empty() && !listed.count(o.header))
+      a.state = AllocState::Unknown;
+    else
+      a.state = AllocState::Used;
+    stale += a.state != AllocState::Used;
+    ManagedArray m;
+    m.method_table = o.vtable;
+    m.length = o.length;
+    m.element_size = o.type.element_size;
+    m.large_object_heap = true;
+    m.type_name = arrayName(o);
+    m.heap_kind = "los";
+    a.managed = std::move(m);
+    ++arrays;
+    result.stats.add(a);
+    sink(a);
+  }
+  result.facts.push_back({"mono_layout", layout_.name});
+  result.facts.push_back({"mono_los_objects", std::to_string(found.size())});
+  result.facts.push_back({"mono_los_arrays", std::to_string(arrays)});
+  result.facts.push_back({"mono_los_listed", std::to_string(listed.size())});
+  if (stale)
+    result.facts.push_back({"mono_los_unlisted_or_freed", std::to_string(stale)});
+  return result;
+}
+
+class MonoWalker final : public HeapWalker {
+public:
+  llvm::StringRef name() const override { return "mono"; }
+
+  bool detect(const AddressSpace &memory) const override {
+    return hasModule(memory.snapshot(), isMonoModule);
+  }
+
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+                                      Diagnostics &diags) const override {
+    if (memory.snapshot().system.pointer_size != 8)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the mono walker reads 64-bit processes only");
+    MonoWalk walk(memory, diags, kMono68);
+    return walk.run(sink);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<HeapWalker> makeMonoWalker() {
+  return std::make_unique<MonoWalker>();
+}
+
+} // namespace dumpsift

@@ -1,0 +1,943 @@
+// The minidump reader on hand-made files: well-formed ones that pin every field's offset, and
+// hostile ones (cut short, lying counts, locations past EOF, duplicates), plus truncation and
+// mutation sweeps over every real dump. The writer below spells out each layout itself and shares
+// nothing with the parser or LLVM's structs, so a wrong offset in the parser fails here instead of
+// being copied into the fixture.
+#include "../../src/dump/minidump_streams.h"
+
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/dump/snapshot.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <random>
+
+using namespace dumpsift;
+
+namespace {
+
+// ---- A minimal little-endian minidump writer -----------------------------------------------------
+
+// Stream type codes, written out here independently of the parser's constants.
+enum : uint32_t {
+  ThreadListType = 3,
+  ModuleListType = 4,
+  MemoryListType = 5,
+  SystemInfoType = 7,
+  Memory64ListType = 9,
+  MiscInfoType = 15,
+  MemoryInfoListType = 16,
+  LinuxProcStatusType = 0x47670004,
+  LinuxCmdLineType = 0x47670006,
+  LinuxAuxvType = 0x47670008,
+  LinuxMapsType = 0x47670009,
+};
+
+// Growing byte buffer with little-endian appends and patches.
+struct Bytes {
+  std::vector<uint8_t> v;
+
+  Bytes &u8(uint8_t x) {
+    v.push_back(x);
+    return *this;
+  }
+  Bytes &u16(uint16_t x) { return u8(x & 0xff).u8(x >> 8); }
+  Bytes &u32(uint32_t x) { return u16(x & 0xffff).u16(x >> 16); }
+  Bytes &u64(uint64_t x) { return u32(static_cast<uint32_t>(x)).u32(static_cast<uint32_t>(x >> 32)); }
+  Bytes &raw(const std::vector<uint8_t> &b) {
+    v.insert(v.end(), b.begin(), b.end());
+    return *this;
+  }
+  Bytes &text(std::string_view s) {
+    v.insert(v.end(), s.begin(), s.end());
+    return *this;
+  }
+  Bytes &zeros(size_t n) {
+    v.insert(v.end(), n, 0);
+    return *this;
+  }
+  void patch32(size_t at, uint32_t x) {
+    for (int i = 0; i < 4; ++i)
+      v.at(at + i) = static_cast<uint8_t>(x >> (8 * i));
+  }
+  size_t size() const { return v.size(); }
+};
+
+// Lays out: a 32-byte header, a directory of `slots` 12-byte entries at offset 32, then blobs and
+// streams in the order they are added. Streams fill directory slots in order.
+class MdmpWriter {
+public:
+  explicit MdmpWriter(uint32_t slots) : slots_(slots) {
+    out.u32(0x504d444d) // "MDMP"
+        .u32(0xa793)    // version
+        .u32(slots)     // NumberOfStreams
+        .u32(32)        // StreamDirectoryRVA
+        .u32(0)         // CheckSum
+        .u32(0)         // TimeDateStamp
+        .u64(0);        // Flags
+    out.zeros(12 * size_t(slots));
+  }
+
+  // Appends raw bytes (memory contents, strings, contexts) and returns their file offset.
+  uint32_t blob(const std::vector<uint8_t> &data) {
+    uint32_t rva = static_cast<uint32_t>(out.size());
+    out.raw(data);
+    return rva;
+  }
+  uint32_t blob(std::string_view data) { return blob(std::vector<uint8_t>(data.begin(), data.end())); }
+
+  // Appends a stream's bytes and points the next directory slot at them.
+  void stream(uint32_t type, const std::vector<uint8_t> &data) {
+    uint32_t rva = blob(data);
+    entry(type, static_cast<uint32_t>(data.size()), rva);
+  }
+  void stream(uint32_t type, std::string_view text) {
+    stream(type, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+
+  // Fills the next directory slot with whatever the test wants, true or not.
+  void entry(uint32_t type, uint32_t size, uint32_t rva) {
+    REQUIRE(used_ < slots_);
+    size_t at = 32 + 12 * size_t(used_++);
+    out.patch32(at, type);
+    out.patch32(at + 4, size);
+    out.patch32(at + 8, rva);
+  }
+
+  // The next offset a blob or stream will get.
+  uint32_t next() const { return static_cast<uint32_t>(out.size()); }
+
+  std::vector<uint8_t> finish() {
+    REQUIRE(used_ == slots_);
+    return out.v;
+  }
+
+  Bytes out;
+
+private:
+  uint32_t slots_;
+  uint32_t used_ = 0;
+};
+
+// MINIDUMP_SYSTEM_INFO, 56 bytes.
+std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
+  Bytes b;
+  b.u16(arch)      // +0  ProcessorArchitecture
+      .u16(6)      // +2  ProcessorLevel
+      .u16(0)      // +4  ProcessorRevision
+      .u8(4)       // +6  NumberOfProcessors
+      .u8(1)       // +7  ProductType
+      .u32(10)     // +8  MajorVersion
+      .u32(0)      // +12 MinorVersion
+      .u32(19041)  // +16 BuildNumber
+      .u32(platform) // +20 PlatformId
+      .u32(0)      // +24 CSDVersionRva
+      .u16(0)      // +28 SuiteMask
+      .u16(0)      // +30 Reserved2
+      .zeros(24);  // +32 Cpu
+  REQUIRE(b.size() == 56);
+  return b.v;
+}
+
+constexpr uint16_t kAmd64 = 9, kX86 = 0;
+constexpr uint32_t kWin32NT = 2, kLinux = 0x8201;
+
+// MINIDUMP_MISC_INFO with MINIDUMP_MISC1_PROCESS_ID.
+std::vector<uint8_t> miscInfo(uint32_t pid) {
+  Bytes b;
+  b.u32(24).u32(1).u32(pid).u32(0).u32(0).u32(0);
+  return b.v;
+}
+
+struct Desc {
+  uint64_t start;
+  uint32_t size;
+  uint32_t rva;
+};
+
+// MINIDUMP_MEMORY_LIST: u32 count, then {u64 start, u32 DataSize, u32 Rva}.
+std::vector<uint8_t> memoryList(const std::vector<Desc> &ranges, uint32_t count_override = 0) {
+  Bytes b;
+  b.u32(count_override ? count_override : static_cast<uint32_t>(ranges.size()));
+  for (const Desc &d : ranges)
+    b.u64(d.start).u32(d.size).u32(d.rva);
+  return b.v;
+}
+
+// MINIDUMP_MEMORY64_LIST: u64 count, u64 BaseRva, then {u64 start, u64 DataSize}.
+std::vector<uint8_t> memory64List(uint64_t count, uint64_t base_rva,
+                                  const std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
+  Bytes b;
+  b.u64(count).u64(base_rva);
+  for (auto [start, size] : ranges)
+    b.u64(start).u64(size);
+  return b.v;
+}
+
+struct Info {
+  uint64_t base;
+  uint64_t size;
+  uint32_t state;
+  uint32_t protect;
+  uint32_t type;
+};
+constexpr uint32_t kCommit = 0x1000, kReserve = 0x2000, kFree = 0x10000;
+constexpr uint32_t kPrivate = 0x20000, kMapped = 0x40000, kImage = 0x1000000;
+
+// MINIDUMP_MEMORY_INFO_LIST: {u32 SizeOfHeader, u32 SizeOfEntry, u64 NumberOfEntries}, then
+// 48-byte MINIDUMP_MEMORY_INFO entries.
+std::vector<uint8_t> memoryInfoList(const std::vector<Info> &entries, uint32_t entry_size = 48,
+                                    uint64_t count_override = 0) {
+  Bytes b;
+  b.u32(16).u32(entry_size).u64(count_override ? count_override : entries.size());
+  for (const Info &e : entries) {
+    b.u64(e.base)      // +0  BaseAddress
+        .u64(e.base)   // +8  AllocationBase
+        .u32(e.protect) // +16 AllocationProtect
+        .u32(0)        // +20 __alignment1
+        .u64(e.size)   // +24 RegionSize
+        .u32(e.state)  // +32 State
+        .u32(e.protect) // +36 Protect
+        .u32(e.type)   // +40 Type
+        .u32(0);       // +44 __alignment2
+  }
+  return b.v;
+}
+
+struct ThreadDesc {
+  uint32_t tid;
+  uint64_t stack_start;
+  uint32_t stack_size;
+  uint32_t stack_rva;
+  uint32_t context_size;
+  uint32_t context_rva;
+};
+
+// MINIDUMP_THREAD_LIST: u32 count, then 48-byte MINIDUMP_THREAD entries.
+std::vector<uint8_t> threadList(const std::vector<ThreadDesc> &threads, uint32_t count_override = 0) {
+  Bytes b;
+  b.u32(count_override ? count_override : static_cast<uint32_t>(threads.size()));
+  for (const ThreadDesc &t : threads) {
+    b.u32(t.tid)             // +0  ThreadId
+        .u32(0)              // +4  SuspendCount
+        .u32(0)              // +8  PriorityClass
+        .u32(0)              // +12 Priority
+        .u64(0x7ffde000)     // +16 Teb
+        .u64(t.stack_start)  // +24 Stack.StartOfMemoryRange
+        .u32(t.stack_size)   // +32 Stack.Memory.DataSize
+        .u32(t.stack_rva)    // +36 Stack.Memory.Rva
+        .u32(t.context_size) // +40 ThreadContext.DataSize
+        .u32(t.context_rva); // +44 ThreadContext.Rva
+  }
+  return b.v;
+}
+
+struct ModuleDesc {
+  uint64_t base;
+  uint32_t size;
+  uint32_t name_rva;
+  uint32_t cv_size;
+  uint32_t cv_rva;
+};
+
+// MINIDUMP_MODULE_LIST: u32 count, then 108-byte MINIDUMP_MODULE entries.
+std::vector<uint8_t> moduleList(const std::vector<ModuleDesc> &modules) {
+  Bytes b;
+  b.u32(static_cast<uint32_t>(modules.size()));
+  for (const ModuleDesc &m : modules) {
+    b.u64(m.base)          // +0  BaseOfImage
+        .u32(m.size)       // +8  SizeOfImage
+        .u32(0)            // +12 CheckSum
+        .u32(0)            // +16 TimeDateStamp
+        .u32(m.name_rva)   // +20 ModuleNameRva
+        .zeros(52)         // +24 VersionInfo (VS_FIXEDFILEINFO)
+        .u32(m.cv_size)    // +76 CvRecord.DataSize
+        .u32(m.cv_rva)     // +80 CvRecord.Rva
+        .u32(0)            // +84 MiscRecord.DataSize
+        .u32(0)            // +88 MiscRecord.Rva
+        .u64(0)            // +92 Reserved0
+        .u64(0);           // +100 Reserved1
+  }
+  return b.v;
+}
+
+// MINIDUMP_STRING of an ASCII string: u32 length in bytes, UTF-16LE, a NUL unit.
+std::vector<uint8_t> mdString(std::string_view ascii) {
+  Bytes b;
+  b.u32(static_cast<uint32_t>(2 * ascii.size()));
+  for (char c : ascii)
+    b.u16(static_cast<uint8_t>(c));
+  b.u16(0);
+  return b.v;
+}
+
+// A Windows AMD64 CONTEXT (1232 bytes) with ContextFlags at 0x30 and Rsp at 0x98.
+std::vector<uint8_t> amd64Context(uint64_t rsp) {
+  Bytes b;
+  b.zeros(1232);
+  b.patch32(0x30, 0x0010000b); // CONTEXT_AMD64 | CONTROL | INTEGER | SEGMENTS
+  b.patch32(0x98, static_cast<uint32_t>(rsp));
+  b.patch32(0x9c, static_cast<uint32_t>(rsp >> 32));
+  return b.v;
+}
+
+// A Windows x86 CONTEXT (716 bytes) with Esp at 0xc4.
+std::vector<uint8_t> x86Context(uint32_t esp) {
+  Bytes b;
+  b.zeros(716);
+  b.patch32(0, 0x0001003f);
+  b.patch32(0xc4, esp);
+  return b.v;
+}
+
+// `n` bytes counting up from `first`.
+std::vector<uint8_t> pattern(size_t n, uint8_t first) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(first + i);
+  return v;
+}
+
+// ---- Opening and checking -----------------------------------------------------------------------
+
+llvm::Expected<std::unique_ptr<Snapshot>> openBytes(const std::vector<uint8_t> &bytes) {
+  llvm::StringRef data(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  return openDump(llvm::MemoryBuffer::getMemBufferCopy(data, "hand-made.dmp"));
+}
+
+// The error message of a file that must be refused; it must be one line.
+std::string errorOf(const std::vector<uint8_t> &bytes) {
+  auto snap = openBytes(bytes);
+  if (snap) {
+    FAIL("the file was accepted");
+    return "";
+  }
+  std::string message = llvm::toString(snap.takeError());
+  CHECK(!message.empty());
+  CHECK(message.find('\n') == std::string::npos);
+  return message;
+}
+
+// Every warning, for INFO.
+std::string warningsText(const Snapshot &snap) {
+  std::string out;
+  for (const Diagnostic &d : snap.diagnostics.warnings())
+    out += d.where + ": " + d.message + "\n";
+  return out;
+}
+
+// Whether some warning's `where` contains `where` and its message contains `message`.
+bool hasWarning(const Snapshot &snap, std::string_view where, std::string_view message) {
+  for (const Diagnostic &d : snap.diagnostics.warnings())
+    if (d.where.find(where) != std::string::npos && d.message.find(message) != std::string::npos)
+      return true;
+  return false;
+}
+
+// The invariants every snapshot keeps, whatever the input: memory views lie inside the file,
+// memory and regions are sorted and disjoint, every captured byte is in exactly one region.
+void checkInvariants(const Snapshot &snap) {
+  const uint8_t *lo = reinterpret_cast<const uint8_t *>(snap.file->getBufferStart());
+  const uint8_t *hi = lo + snap.file->getBufferSize();
+  for (size_t i = 0; i < snap.memory.size(); ++i) {
+    const MemoryRange &m = snap.memory[i];
+    REQUIRE(!m.bytes.empty());
+    REQUIRE(m.bytes.data() >= lo);
+    REQUIRE(m.bytes.data() + m.bytes.size() <= hi);
+    REQUIRE(m.start + m.bytes.size() > m.start);
+    if (i > 0)
+      REQUIRE(snap.memory[i - 1].end() <= m.start);
+  }
+  uint64_t captured = 0;
+  for (size_t i = 0; i < snap.regions.size(); ++i) {
+    const Region &r = snap.regions[i];
+    REQUIRE(r.size > 0);
+    REQUIRE(r.captured <= r.size);
+    if (i > 0)
+      REQUIRE(snap.regions[i - 1].end() <= r.start);
+    captured += r.captured;
+  }
+  REQUIRE(captured == snap.capturedBytes());
+}
+
+// Opens `bytes`; either a one-line error or a snapshot that keeps the invariants.
+void openAndCheck(const std::vector<uint8_t> &bytes) {
+  auto snap = openBytes(bytes);
+  if (!snap) {
+    std::string message = llvm::toString(snap.takeError());
+    REQUIRE(!message.empty());
+    REQUIRE(message.find('\n') == std::string::npos);
+    return;
+  }
+  checkInvariants(**snap);
+}
+
+std::unique_ptr<Snapshot> mustOpen(const std::vector<uint8_t> &bytes) {
+  auto snap = openBytes(bytes);
+  if (!snap)
+    FAIL(llvm::toString(snap.takeError()));
+  checkInvariants(**snap);
+  return std::move(*snap);
+}
+
+const Region *regionAt(const Snapshot &snap, uint64_t start) {
+  for (const Region &r : snap.regions)
+    if (r.start == start)
+      return &r;
+  return nullptr;
+}
+
+// A small valid Linux minidump used as the base of several hostile cases: SystemInfo first, then
+// a LinuxMaps stream of two lines.
+constexpr std::string_view kTwoMaps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/x\n"
+                                      "00600000-00700000 rw-p 00000000 00:00 0 [heap]\n";
+
+// The hand-made Windows dump of the first test case (also a sweep input).
+std::vector<uint8_t> windowsDump() {
+  MdmpWriter w(7);
+  uint32_t stack_rva = w.blob(pattern(0x100, 0x10));
+  uint32_t ctx_rva = w.blob(amd64Context(0x20080));
+  uint32_t name_rva = w.blob(mdString("C:\\app\\demo.exe"));
+  Bytes cv;
+  cv.text("RSDS");
+  for (int i = 0; i < 16; ++i)
+    cv.u8(static_cast<uint8_t>(i * 0x11)); // GUID bytes 00 11 22 ... ff
+  cv.u32(0x2a).text("demo.pdb").u8(0);
+  uint32_t cv_rva = w.blob(cv.v);
+  uint32_t code_rva = w.blob("MZ demo image..."); // 16 bytes
+  uint32_t heap_rva = w.blob(pattern(0x20, 0xa0));
+  w.blob(pattern(0x10, 0x40)); // the second Memory64List range, right after the first
+
+  w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+  w.stream(MiscInfoType, miscInfo(4242));
+  w.stream(ThreadListType, threadList({{7, 0x20000, 0x100, stack_rva, 1232, ctx_rva}}));
+  w.stream(ModuleListType, moduleList({{0x400000, 0x3000, name_rva, 24 + 9, cv_rva}}));
+  // The stack again, as real writers do, plus 16 bytes of the image.
+  w.stream(MemoryListType, memoryList({{0x400000, 16, code_rva}, {0x20000, 0x100, stack_rva}}));
+  w.stream(Memory64ListType, memory64List(2, heap_rva, {{0x30000, 0x20}, {0x31000, 0x10}}));
+  w.stream(MemoryInfoListType, memoryInfoList({
+                                   {0x0, 0x10000, kFree, 0x01, 0},
+                                   {0x10000, 0x10000, kReserve, 0, kPrivate},
+                                   {0x20000, 0x1000, kCommit, 0x04, kPrivate},
+                                   {0x21000, 0xf000, kFree, 0x01, 0},
+                                   {0x30000, 0x2000, kCommit, 0x04, kPrivate},
+                                   {0x32000, 0x1000, kCommit, 0x02, kPrivate},
+                                   {0x400000, 0x1000, kCommit, 0x02, kImage},
+                                   {0x401000, 0x2000, kCommit, 0x20, kImage},
+                                   {0x500000, 0x1000, kCommit, 0x04, kMapped},
+                               }));
+  return w.finish();
+}
+
+} // namespace
+
+TEST_CASE("minidump: hand-made Windows dump puts every field where it belongs") {
+  auto snap = mustOpen(windowsDump());
+  INFO(warningsText(*snap));
+  CHECK(snap->diagnostics.empty());
+  CHECK(snap->system.os == "windows");
+  CHECK(snap->system.arch == "x86_64");
+  CHECK(snap->process.pid == 4242u);
+  CHECK(snap->process.name == "demo.exe");
+
+  REQUIRE(snap->modules.size() == 1);
+  CHECK(snap->modules[0].path == "C:\\app\\demo.exe");
+  CHECK(snap->modules[0].start == 0x400000);
+  CHECK(snap->modules[0].end == 0x403000);
+  // GUID {33221100-5544-7766-8899-aabbccddeeff}, age 0x2a.
+  CHECK(snap->modules[0].build_id == "33221100554477668899aabbccddeeff2a");
+
+  REQUIRE(snap->threads.size() == 1);
+  CHECK(snap->threads[0].tid == 7);
+  CHECK(snap->threads[0].stack_pointer == 0x20080);
+  CHECK(snap->threads[0].stack_start == 0x20000);
+  CHECK(snap->threads[0].stack_end == 0x20100);
+
+  // Memory64List (2), MemoryList (2); the thread's own stack descriptor repeats a MemoryList range.
+  REQUIRE(snap->memory.size() == 4);
+  CHECK(snap->capturedBytes() == 0x20 + 0x10 + 16 + 0x100);
+
+  // 9 MemoryInfo entries, 2 free: 7 regions.
+  REQUIRE(snap->regions.size() == 7);
+  const Region *reserve = regionAt(*snap, 0x10000);
+  REQUIRE(reserve);
+  CHECK(reserve->perms.str() == "---");
+  CHECK(reserve->cls == RegionClass::Other);
+  CHECK(reserve->mdmp_state == kReserve);
+  CHECK(reserve->capture() == Capture::None);
+  const Region *stack = regionAt(*snap, 0x20000);
+  REQUIRE(stack);
+  CHECK(stack->cls == RegionClass::Stack);
+  CHECK(stack->captured == 0x100);
+  const Region *heap = regionAt(*snap, 0x30000);
+  REQUIRE(heap);
+  CHECK(heap->cls == RegionClass::Anonymous);
+  CHECK(heap->perms.str() == "rw-");
+  CHECK(heap->captured == 0x30);
+  CHECK(heap->mdmp_type == kPrivate);
+  const Region *readonly = regionAt(*snap, 0x32000);
+  REQUIRE(readonly);
+  CHECK(readonly->cls == RegionClass::Other);
+  CHECK(readonly->perms.str() == "r--");
+  const Region *header = regionAt(*snap, 0x400000);
+  REQUIRE(header);
+  CHECK(header->cls == RegionClass::Image);
+  CHECK(header->backing_file == "C:\\app\\demo.exe");
+  CHECK(header->capture() == Capture::Partial);
+  const Region *text = regionAt(*snap, 0x401000);
+  REQUIRE(text);
+  CHECK(text->perms.str() == "r-x");
+  CHECK(text->backing_file == "C:\\app\\demo.exe");
+  const Region *mapped = regionAt(*snap, 0x500000);
+  REQUIRE(mapped);
+  CHECK(mapped->cls == RegionClass::Image);
+  CHECK(mapped->backing_file.empty());
+
+  // The bytes read back are the bytes written, the Memory64List ranges back to back.
+  AddressSpace as(*snap);
+  std::vector<uint8_t> heap_bytes(0x20), second(0x10), image(16);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x30000, heap_bytes)));
+  CHECK(heap_bytes == pattern(0x20, 0xa0));
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x31000, second)));
+  CHECK(second == pattern(0x10, 0x40));
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x400000, image)));
+  CHECK(std::string(image.begin(), image.end()) == "MZ demo image...");
+  uint64_t word = 0;
+  REQUIRE(as.tryReadU64(0x20000, word));
+  CHECK(word == 0x1716151413121110ull);
+  CHECK(as.classify(0x30020) == Fault::NotCaptured);
+  CHECK(as.classify(0x10000) == Fault::NotCaptured); // reserved: listed, nothing captured
+  CHECK(as.classify(0x5000) == Fault::Unmapped);      // free
+}
+
+TEST_CASE("minidump: hand-made Linux dump reads LinuxMaps, status, cmdline and auxv") {
+  MdmpWriter w(7);
+  uint32_t heap_rva = w.blob(pattern(64, 1));
+  uint32_t anon_rva = w.blob(pattern(32, 0x80));
+  uint32_t stack_rva = w.blob(pattern(0x100, 0));
+  uint32_t ctx_rva = w.blob(amd64Context(0x7ffc00020010));
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  w.stream(LinuxMapsType,
+           "00400000-00401000 r-xp 00000000 08:01 1234                     /usr/bin/demo\n"
+           "00601000-00602000 rw-p 00001000 08:01 1234                     /usr/bin/demo\r\n"
+           "00700000-00800000 rw-p 00000000 00:00 0                        [heap]\n"
+           "7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"
+           "7f0000100000-7f0000101000 r--p 00000000 00:00 0\n"
+           "7f0000200000-7f0000201000 rw-s 00000000 00:05 77               /memfd:buf (deleted)\n"
+           "7f0000300000-7f0000301000 r-xp 00002000 08:01 99   /opt/my lib/libx.so (deleted)\n"
+           "this line is garbage\n"
+           "\n"
+           "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                [stack]\n"
+           "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0                [vdso]\n");
+  w.stream(LinuxProcStatusType, "Name:\tdemo\nUmask:\t0022\nTgid:\t4321\nNgid:\t0\nPid:\t4322\n");
+  w.stream(LinuxCmdLineType, std::string_view("/usr/bin/demo\0--flag\0value\0", 27));
+  Bytes auxv;
+  auxv.u64(6).u64(4096).u64(9).u64(0x400100).u64(0).u64(0).u64(7).u64(7); // after AT_NULL: ignored
+  w.stream(LinuxAuxvType, auxv.v);
+  w.stream(MemoryListType, memoryList({{0x700000, 64, heap_rva},
+                                       {0x7f0000000000, 32, anon_rva},
+                                       {0x7ffc00020000, 0x100, stack_rva}}));
+  w.stream(ThreadListType,
+           threadList({{4322, 0x7ffc00020000, 0x100, stack_rva, 1232, ctx_rva}}));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+
+  std::vector<Diagnostic> warnings = snap->diagnostics.warnings();
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].where == "stream LinuxMaps (0x47670009)");
+  CHECK(warnings[0].message ==
+        "1 of 10 lines are not /proc/PID/maps lines (first: line 8); they were skipped");
+
+  CHECK(snap->system.os == "linux");
+  CHECK(snap->process.name == "demo");
+  CHECK(snap->process.pid == 4321u); // Tgid, not the thread's Pid
+  CHECK(snap->process.command_line == "/usr/bin/demo --flag value");
+  CHECK(snap->auxv == std::vector<std::pair<uint64_t, uint64_t>>{{6, 4096}, {9, 0x400100}});
+
+  REQUIRE(snap->regions.size() == 9);
+  const Region *data = regionAt(*snap, 0x601000);
+  REQUIRE(data);
+  CHECK(data->cls == RegionClass::Image);
+  CHECK(data->backing_file == "/usr/bin/demo");
+  CHECK(data->file_offset == 0x1000);
+  CHECK(data->perms.str() == "rw-");
+  const Region *heap = regionAt(*snap, 0x700000);
+  REQUIRE(heap);
+  CHECK(heap->cls == RegionClass::Heap);
+  CHECK(heap->captured == 64);
+  const Region *anon = regionAt(*snap, 0x7f0000000000);
+  REQUIRE(anon);
+  CHECK(anon->cls == RegionClass::Anonymous);
+  CHECK(anon->captured == 32);
+  const Region *ro = regionAt(*snap, 0x7f0000100000);
+  REQUIRE(ro);
+  CHECK(ro->cls == RegionClass::Other);
+  const Region *memfd = regionAt(*snap, 0x7f0000200000);
+  REQUIRE(memfd);
+  CHECK(memfd->cls == RegionClass::Anonymous);
+  CHECK(memfd->backing_file.empty());
+  const Region *lib = regionAt(*snap, 0x7f0000300000);
+  REQUIRE(lib);
+  CHECK(lib->cls == RegionClass::Image);
+  CHECK(lib->backing_file == "/opt/my lib/libx.so (deleted)");
+  CHECK(lib->file_offset == 0x2000);
+  const Region *stack = regionAt(*snap, 0x7ffc00000000);
+  REQUIRE(stack);
+  CHECK(stack->cls == RegionClass::Stack);
+  CHECK(stack->captured == 0x100);
+  const Region *vdso = regionAt(*snap, 0x7ffc00100000);
+  REQUIRE(vdso);
+  CHECK(vdso->cls == RegionClass::Image);
+
+  REQUIRE(snap->threads.size() == 1);
+  CHECK(snap->threads[0].stack_pointer == 0x7ffc00020010);
+  AddressSpace as(*snap);
+  std::vector<uint8_t> got(64);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x700000, got)));
+  CHECK(got == pattern(64, 1));
+  CHECK(as.classify(0x700040) == Fault::NotCaptured);
+}
+
+TEST_CASE("minidump: without a region map the captured ranges are the regions") {
+  MdmpWriter w(4);
+  uint32_t code_rva = w.blob(pattern(32, 0x90));
+  uint32_t stack_rva = w.blob(pattern(0x80, 0));
+  uint32_t ctx_rva = w.blob(x86Context(0x12ff40));
+  uint32_t name_rva = w.blob(mdString("C:\\x86\\app.exe"));
+  w.stream(SystemInfoType, systemInfo(kX86, kWin32NT));
+  w.stream(ModuleListType, moduleList({{0x401000, 0x1000, name_rva, 0, 0}}));
+  w.stream(MemoryListType, memoryList({{0x401100, 32, code_rva}, {0x12ff00, 0x80, stack_rva}}));
+  w.stream(ThreadListType, threadList({{1, 0x12ff00, 0x80, stack_rva, 716, ctx_rva}}));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->diagnostics.empty());
+  CHECK(snap->system.arch == "x86");
+  CHECK(snap->system.pointer_size == 4);
+  REQUIRE(snap->threads.size() == 1);
+  CHECK(snap->threads[0].stack_pointer == 0x12ff40); // Esp of the x86 context
+  REQUIRE(snap->regions.size() == 2);
+  CHECK(snap->regions[0].start == 0x12ff00);
+  CHECK(snap->regions[0].cls == RegionClass::Stack);
+  CHECK(snap->regions[0].capture() == Capture::Full);
+  CHECK(snap->regions[1].start == 0x401100);
+  CHECK(snap->regions[1].cls == RegionClass::Image);
+  CHECK(snap->regions[1].backing_file == "C:\\x86\\app.exe");
+}
+
+TEST_CASE("minidump: a Linux MemoryInfoList takes classes and files from matching maps lines") {
+  // Linux writers (rust minidump-writer) mark every private mapping MEM_PRIVATE, files included;
+  // the LinuxMaps line with the same range says what it really is.
+  MdmpWriter w(5);
+  uint32_t argv_rva = w.blob(std::string_view("/opt/my app/bin\0-v\0", 19));
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  w.stream(MemoryInfoListType, memoryInfoList({
+                                   {0x400000, 0x1000, kCommit, 0x20, kPrivate},
+                                   {0x600000, 0x100000, kCommit, 0x04, kPrivate},
+                                   {0x800000, 0x1000, kCommit, 0x04, kPrivate},
+                               }));
+  w.stream(LinuxMapsType, std::string(kTwoMaps) + "00800000-00802000 rw-p 00000000 00:00 0\n");
+  w.entry(LinuxCmdLineType, 19, argv_rva);
+  w.stream(MemoryListType, memoryList({{0x600000, 8, argv_rva}}));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->diagnostics.empty());
+  CHECK(snap->process.command_line == "/opt/my app/bin -v");
+  CHECK(snap->process.name == "bin");
+  REQUIRE(snap->regions.size() == 3);
+  CHECK(snap->regions[0].cls == RegionClass::Image);
+  CHECK(snap->regions[0].backing_file == "/bin/x");
+  CHECK(snap->regions[0].perms.str() == "r-x");
+  CHECK(snap->regions[0].mdmp_type == kPrivate);
+  CHECK(snap->regions[1].cls == RegionClass::Heap);
+  CHECK(snap->regions[1].captured == 8);
+  // The maps line at 0x800000 is longer than the MemoryInfo entry: no match, MemoryInfo decides.
+  CHECK(snap->regions[2].cls == RegionClass::Anonymous);
+  CHECK(snap->regions[2].size == 0x1000);
+}
+
+TEST_CASE("minidump: broken headers and directories give one-line errors") {
+  CHECK(errorOf({}) == "empty file");
+  CHECK(errorOf({'M', 'Z', 0x90, 0}) == "not a core dump or minidump (unrecognised magic)");
+  CHECK(errorOf({'M', 'D', 'M', 'P', 0x93, 0xa7}) == "truncated minidump header (6 of 32 bytes)");
+
+  std::vector<uint8_t> good = windowsDump();
+  std::vector<uint8_t> bad_version = good;
+  bad_version[4] = 0x34;
+  bad_version[5] = 0x12;
+  CHECK(errorOf(bad_version) == "unsupported minidump version 0x1234 (expected 0xa793)");
+
+  Bytes past;
+  past.u32(0x504d444d).u32(0xa793).u32(1).u32(0x1000).u32(0).u32(0).u64(0).zeros(32);
+  CHECK(errorOf(past.v) == "stream directory at 0x1000 lies past the end of the file (64 bytes)");
+
+  Bytes cut;
+  cut.u32(0x504d444d).u32(0xa793).u32(3).u32(32).u32(0).u32(0).u64(0).zeros(8);
+  CHECK(errorOf(cut.v) == "stream directory at 0x20 is cut short by the end of the file");
+}
+
+TEST_CASE("minidump: a directory claiming 2^32-1 streams reads the entries the file holds") {
+  MdmpWriter w(2);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  w.stream(LinuxMapsType, kTwoMaps);
+  std::vector<uint8_t> bytes = w.finish();
+  bytes[8] = bytes[9] = bytes[10] = bytes[11] = 0xff;
+  auto start = std::chrono::steady_clock::now();
+  auto snap = mustOpen(bytes);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  INFO(warningsText(*snap));
+  CHECK(hasWarning(*snap, "minidump directory", "claims 4294967295 streams, the file holds only"));
+  CHECK(snap->system.os == "linux");
+  CHECK(regionAt(*snap, 0x600000) != nullptr);
+}
+
+TEST_CASE("minidump: stream locations past the end of the file are skipped or clipped") {
+  MdmpWriter w(3);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  w.entry(MemoryListType, 16, 0x7fffffff);            // wholly past EOF
+  w.entry(LinuxMapsType, 5000, w.next());             // runs past EOF
+  w.out.text(kTwoMaps);
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(hasWarning(*snap, "stream MemoryList (0x00000005) (directory entry 1)",
+                   "lies at 0x7fffffff, past the end of the file"));
+  CHECK(hasWarning(*snap, "stream LinuxMaps", "claims 5000 bytes at 0x7c, the file holds only 95"));
+  CHECK(snap->system.os == "linux");
+  REQUIRE(snap->regions.size() == 2);
+  CHECK(snap->regions[1].cls == RegionClass::Heap);
+  CHECK(snap->memory.empty());
+}
+
+TEST_CASE("minidump: a repeated stream type keeps the first and warns") {
+  MdmpWriter w(4);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  w.stream(SystemInfoType, systemInfo(kX86, kWin32NT));
+  w.stream(LinuxMapsType, kTwoMaps);
+  w.stream(LinuxMapsType, "00900000-00901000 rw-p 00000000 00:00 0\n");
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->system.os == "linux");
+  CHECK(snap->system.arch == "x86_64");
+  CHECK(hasWarning(*snap, "stream SystemInfo (0x00000007) (directory entry 1)",
+                   "repeats a stream type seen earlier; only the first is read"));
+  CHECK(hasWarning(*snap, "stream LinuxMaps (0x47670009) (directory entry 3)", "repeats"));
+  CHECK(snap->regions.size() == 2);
+  CHECK(regionAt(*snap, 0x900000) == nullptr);
+}
+
+TEST_CASE("minidump: Memory64List with lying counts and sizes") {
+  SECTION("2^32 ranges claimed, 2 present") {
+    MdmpWriter w(2);
+    uint32_t base = w.blob(pattern(24, 0x61));
+    w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+    w.stream(Memory64ListType, memory64List(1ull << 32, base, {{0x1000, 16}, {0x2000, 8}}));
+    auto start = std::chrono::steady_clock::now();
+    auto snap = mustOpen(w.finish());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    INFO(warningsText(*snap));
+    CHECK(hasWarning(*snap, "stream Memory64List (0x00000009)",
+                     "claims 4294967296 ranges, only 2 fit in its 48 bytes"));
+    REQUIRE(snap->memory.size() == 2);
+    AddressSpace as(*snap);
+    std::vector<uint8_t> first(16), second(8);
+    REQUIRE_FALSE(static_cast<bool>(as.read(0x1000, first)));
+    REQUIRE_FALSE(static_cast<bool>(as.read(0x2000, second)));
+    CHECK(first == pattern(16, 0x61));
+    CHECK(second == pattern(8, 0x61 + 16));
+  }
+  SECTION("a range running past the end of the file is clipped, later ones dropped") {
+    MdmpWriter w(1);
+    w.stream(Memory64ListType, memory64List(3, 0, {{0x1000, 16}, {0x2000, 0x1000}, {0x9000, 4}}));
+    std::vector<uint8_t> bytes = w.finish();
+    uint64_t base = bytes.size();
+    // BaseRva sits at stream offset 8 (stream at 32 + 12).
+    for (int i = 0; i < 8; ++i)
+      bytes[44 + 8 + i] = static_cast<uint8_t>(base >> (8 * i));
+    std::vector<uint8_t> data = pattern(24, 0x30); // 16 for the first, 8 of 0x1000 for the second
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    auto snap = mustOpen(bytes);
+    INFO(warningsText(*snap));
+    CHECK(hasWarning(*snap, "Memory64List",
+                     "range 1 at 0x2000: 8 of 4096 bytes in the file; the rest and 1 later ranges "
+                     "not read"));
+    REQUIRE(snap->memory.size() == 2);
+    CHECK(snap->memory[1].start == 0x2000);
+    CHECK(snap->memory[1].bytes.size() == 8);
+    CHECK(snap->memory[1].bytes[0] == 0x40);
+    CHECK(snap->system.os == "unknown");
+    CHECK(hasWarning(*snap, "minidump", "no SystemInfo stream"));
+  }
+  SECTION("BaseRva past the end of the file") {
+    MdmpWriter w(1);
+    w.stream(Memory64ListType, memory64List(1, 0xfffffffff0ull, {{0x1000, 16}}));
+    auto snap = mustOpen(w.finish());
+    CHECK(hasWarning(*snap, "Memory64List",
+                     "range 0 at 0x1000: its data at file offset 0xfffffffff0 lies past the end of "
+                     "the file; it and 0 later ranges not read"));
+    CHECK(snap->memory.empty());
+  }
+  SECTION("a size of 2^64-1 is clipped to the file, and nothing after it wraps") {
+    MdmpWriter w(1);
+    w.stream(Memory64ListType, memory64List(2, 32, {{0x1000, ~0ull}, {0x5000, 0x10}}));
+    auto snap = mustOpen(w.finish());
+    REQUIRE(snap->memory.size() == 1);
+    CHECK(snap->memory[0].bytes.data() ==
+          reinterpret_cast<const uint8_t *>(snap->file->getBufferStart()) + 32);
+    CHECK(hasWarning(*snap, "Memory64List", "the rest and 1 later ranges not read"));
+  }
+  SECTION("an address range wrapping past 2^64 is dropped") {
+    MdmpWriter w(1);
+    w.stream(Memory64ListType, memory64List(1, 0, {{0xfffffffffffffff0ull, 0x20}}));
+    auto snap = mustOpen(w.finish());
+    CHECK(snap->memory.empty());
+    CHECK(hasWarning(*snap, "memory range at 0xfffffffffffffff0",
+                     "runs past the end of the address space"));
+  }
+  SECTION("a stream shorter than its header") {
+    MdmpWriter w(1);
+    w.stream(Memory64ListType, std::vector<uint8_t>(8, 0xff));
+    auto snap = mustOpen(w.finish());
+    CHECK(hasWarning(*snap, "Memory64List", "too short to hold its 16-byte header"));
+  }
+}
+
+TEST_CASE("minidump: MemoryInfoList with a bad header falls back to LinuxMaps") {
+  SECTION("SizeOfEntry smaller than a MemoryInfo") {
+    MdmpWriter w(2);
+    w.stream(MemoryInfoListType, memoryInfoList({{0x1000, 0x1000, kCommit, 4, kPrivate}}, 8));
+    w.stream(LinuxMapsType, kTwoMaps);
+    auto snap = mustOpen(w.finish());
+    CHECK(hasWarning(*snap, "MemoryInfoList",
+                     "SizeOfEntry 8 is smaller than a MemoryInfo (48); not used"));
+    CHECK(regionAt(*snap, 0x1000) == nullptr);
+    CHECK(regionAt(*snap, 0x600000) != nullptr);
+  }
+  SECTION("NumberOfEntries 2^64-1") {
+    MdmpWriter w(1);
+    w.stream(MemoryInfoListType,
+             memoryInfoList({{0x1000, 0x1000, kCommit, 4, kPrivate}}, 48, ~0ull));
+    auto snap = mustOpen(w.finish());
+    CHECK(hasWarning(*snap, "MemoryInfoList",
+                     "claims 18446744073709551615 entries, only 1 fit in its 64 bytes"));
+    REQUIRE(snap->regions.size() == 1);
+    CHECK(snap->regions[0].cls == RegionClass::Anonymous);
+  }
+  SECTION("a region wrapping past 2^64") {
+    MdmpWriter w(1);
+    w.stream(MemoryInfoListType,
+             memoryInfoList({{0xffffffffffff0000ull, 0x20000, kCommit, 4, kPrivate}}));
+    auto snap = mustOpen(w.finish());
+    CHECK(snap->regions.empty());
+    CHECK(hasWarning(*snap, "MemoryInfoList entry 0", "runs past the end of the address space"));
+  }
+}
+
+TEST_CASE("minidump: lists with lying counts and locations") {
+  MdmpWriter w(3);
+  uint32_t data_rva = w.blob(pattern(16, 0));
+  uint32_t name_rva = w.blob(mdString("ok"));
+  // A module name whose length word claims 4 GiB: at most 64 KiB is read, clipped to the file.
+  Bytes huge_name;
+  huge_name.u32(0xffffffff).u16('a').u16('b');
+  uint32_t huge_rva = w.blob(huge_name.v);
+  w.stream(MemoryListType,
+           memoryList({{0x1000, 16, data_rva}, {0x2000, 16, 0x7ffffff0}, {0x3000, 0x10000, data_rva}},
+                      0xffffffff));
+  w.stream(ThreadListType, threadList({{9, 0x1000, 16, data_rva, 1232, 0x7ffffff0}}, 1000));
+  w.stream(ModuleListType, moduleList({{0x10000, 0x1000, 0x7ffffff0, 24, 0x7ffffff0},
+                                       {0x20000, 0x1000, huge_rva, 0, 0},
+                                       {0x30000, 0x1000, name_rva, 0, 0}}));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(hasWarning(*snap, "stream MemoryList", "claims 4294967295 entries, only 3 fit"));
+  CHECK(hasWarning(*snap, "MemoryList range 1", "data at 0x7ffffff0 lies past the end"));
+  CHECK(hasWarning(*snap, "MemoryList range 2", "is cut short by the end of the file"));
+  CHECK(hasWarning(*snap, "stream ThreadList", "claims 1000 entries, only 1 fit"));
+  CHECK(hasWarning(*snap, "thread 9 context", "lies past the end"));
+  CHECK(hasWarning(*snap, "module 0 at 0x10000 name", "lies past the end"));
+  CHECK(hasWarning(*snap, "module 0 at 0x10000 CodeView record", "lies past the end"));
+  CHECK(hasWarning(*snap, "module 1 at 0x20000 name",
+                   "is 4294967295 bytes long; only the first 65536 read"));
+
+  // The range at 0x1000 and the one at 0x3000 (clipped to the file) survive.
+  REQUIRE(snap->memory.size() == 2);
+  CHECK(snap->memory[0].start == 0x1000);
+  CHECK(snap->memory[1].start == 0x3000);
+  CHECK(snap->memory[1].bytes.size() < 0x10000);
+  REQUIRE(snap->threads.size() == 1);
+  CHECK(snap->threads[0].stack_pointer == 0x1000); // no context: the stack's start
+  REQUIRE(snap->modules.size() == 3);
+  CHECK(snap->modules[0].path.empty());
+  CHECK(snap->modules[1].path.substr(0, 2) == "ab");
+  CHECK(snap->modules[2].path == "ok");
+}
+
+TEST_CASE("minidump: every real and hand-made dump cut at many lengths opens or fails cleanly") {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;
+  for (const auto &entry : std::filesystem::directory_iterator(test::sharedDumpsDir()))
+    if (entry.path().extension() == ".dmp")
+      inputs.emplace_back(entry.path().filename().string(),
+                          test::readFileBytes(entry.path().string()));
+  REQUIRE(inputs.size() >= 5);
+  inputs.emplace_back("hand-made windows", windowsDump());
+  for (const auto &[name, bytes] : inputs) {
+    INFO(name);
+    // Every length through the header, directory and first streams; then ~300 more.
+    size_t stride = std::max<size_t>(1, bytes.size() / 300);
+    for (size_t len = 0; len <= bytes.size(); len += len < 1024 ? 1 : stride) {
+      INFO("length " << len);
+      openAndCheck(std::vector<uint8_t>(bytes.begin(), bytes.begin() + len));
+    }
+  }
+}
+
+TEST_CASE("minidump: random bytes and mutated real dumps never break the invariants") {
+  std::mt19937_64 rng(20240611);
+  // Random files, with and without a valid signature and version.
+  for (int i = 0; i < 500; ++i) {
+    std::vector<uint8_t> bytes(rng() % 600);
+    for (uint8_t &b : bytes)
+      b = static_cast<uint8_t>(rng());
+    if (bytes.size() >= 8 && i % 2 == 0) {
+      const uint8_t magic[] = {'M', 'D', 'M', 'P', 0x93, 0xa7, 0, 0};
+      std::copy(std::begin(magic), std::end(magic), bytes.begin());
+    }
+    openAndCheck(bytes);
+  }
+
+  // Mutations aimed at the header, the directory and the start of each stream.
+  std::vector<std::vector<uint8_t>> inputs;
+  for (const auto &entry : std::filesystem::directory_iterator(test::sharedDumpsDir()))
+    if (entry.path().extension() == ".dmp")
+      inputs.push_back(test::readFileBytes(entry.path().string()));
+  inputs.push_back(windowsDump());
+  const uint32_t nasty[] = {0, 1, 0x7fffffff, 0x80000000, 0xfffffff0, 0xffffffff};
+  for (const std::vector<uint8_t> &original : inputs) {
+    Diagnostics ignored;
+    auto dir = detail::mdmp::readDirectory(original, ignored);
+    std::vector<size_t> targets;
+    for (size_t off = 0; off < 32 + 12 * 16 && off < original.size(); off += 4)
+      targets.push_back(off);
+    if (dir) {
+      for (const detail::mdmp::Stream &s : dir->streams)
+        for (size_t off = 0; off < 64 && off < s.bytes.size(); off += 4)
+          targets.push_back(s.rva + off);
+    } else {
+      llvm::consumeError(dir.takeError());
+    }
+    for (int i = 0; i < 300; ++i) {
+      std::vector<uint8_t> bytes = original;
+      int edits = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < edits; ++e) {
+        size_t at = targets[rng() % targets.size()];
+        uint32_t value = rng() % 2 ? nasty[rng() % std::size(nasty)] : static_cast<uint32_t>(rng());
+        for (int k = 0; k < 4 && at + k < bytes.size(); ++k)
+          bytes[at + k] = static_cast<uint8_t>(value >> (8 * k));
+      }
+      openAndCheck(bytes);
+    }
+  }
+}

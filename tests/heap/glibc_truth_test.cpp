@@ -1,0 +1,309 @@
+// The glibc walker against ground truth: fixtures/programs/glibc_truth prints every buffer it
+// holds; the walker must find them in a core of it (a live gcore, and the committed core).
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/unclaimed.h"
+#include "dumpsift/heap/walker.h"
+#include "dumpsift/support/hex.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// One walk of a whole snapshot by the registered glibc walker.
+struct Walked {
+  std::vector<Allocation> allocations; // in report order
+  std::map<uint64_t, size_t> by_address;
+  HeapWalkResult result;
+  std::vector<Diagnostic> warnings;
+  std::string error;
+  double seconds = 0;
+
+  const Allocation *at(uint64_t address) const {
+    auto it = by_address.find(address);
+    return it == by_address.end() ? nullptr : &allocations[it->second];
+  }
+  std::string fact(const std::string &key) const {
+    for (const auto &[k, v] : result.facts)
+      if (k == key)
+        return v;
+    return "";
+  }
+  bool warned(const std::string &text) const {
+    for (const Diagnostic &d : warnings)
+      if ((d.where + ": " + d.message).find(text) != std::string::npos)
+        return true;
+    return false;
+  }
+};
+
+const HeapWalker &glibcWalker() {
+  for (const auto &w : heapWalkers())
+    if (w->name() == "glibc")
+      return *w;
+  FAIL("no glibc walker in the registry");
+  return *heapWalkers().front();
+}
+
+Walked walk(const Snapshot &snap) {
+  AddressSpace memory(snap);
+  Diagnostics diags;
+  Walked w;
+  REQUIRE(glibcWalker().detect(memory));
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = glibcWalker().walk(
+      memory,
+      [&](const Allocation &a) {
+        w.by_address[a.address] = w.allocations.size();
+        w.allocations.push_back(a);
+      },
+      diags);
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!result)
+    w.error = llvm::toString(result.takeError());
+  else
+    w.result = std::move(*result);
+  w.warnings = diags.warnings();
+  return w;
+}
+
+std::unique_ptr<Snapshot> open(const std::string &path) {
+  auto snap = openDump(path);
+  if (!snap)
+    FAIL("cannot open " << path << ": " << llvm::toString(snap.takeError()));
+  return std::move(*snap);
+}
+
+uint64_t addressOf(const nlohmann::json &entry) {
+  return *parseHexAddress(entry.at("address").get<std::string>());
+}
+
+/// Every check of the ground truth against a walk of a core of glibc_truth.
+void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json> &manifest) {
+  Walked w = walk(snap);
+  REQUIRE(w.error.empty());
+  for (const Diagnostic &d : w.warnings)
+    UNSCOPED_INFO("warning " << d.where << ": " << d.message);
+  CHECK(w.warnings.empty());
+  REQUIRE(manifest.size() > 700);
+
+  unsigned used = 0, freed = 0;
+  std::set<std::string> hows;
+  for (const nlohmann::json &m : manifest) {
+    uint64_t address = addressOf(m);
+    uint64_t usable = m.at("usable_size").get<uint64_t>();
+    std::string how = m.at("how").get<std::string>();
+    hows.insert(how);
+    INFO("manifest entry " << m.dump());
+    const Allocation *a = w.at(address);
+    if (m.at("state") == "used") {
+      ++used;
+      REQUIRE(a != nullptr);
+      CHECK(a->size == usable);
+      CHECK(a->state == AllocState::Used); // tcaches were found: small chunks are decided too
+      CHECK(a->mmapped == (how.rfind("mmapped", 0) == 0));
+      CHECK((a->arena == 0) == a->mmapped);
+      continue;
+    }
+    ++freed;
+    if (how == "free-mmapped") {
+      // Unmapped by free(): nothing may claim it is in use.
+      CHECK(a == nullptr);
+      for (const Allocation &x : w.allocations)
+        if (x.state == AllocState::Used)
+          CHECK_FALSE((address >= x.chunk_address && address < x.chunk_address + x.chunk_size));
+      continue;
+    }
+    REQUIRE(a != nullptr);
+    CHECK(a->state == AllocState::Free);
+    CHECK(a->size == usable);
+  }
+  CHECK(used > 700);
+  CHECK(freed >= 20);
+  for (const char *how :
+       {"malloc", "calloc", "memalign", "posix_memalign", "aligned_alloc", "realloc-inplace",
+        "realloc-moved", "mmapped", "mmapped-memalign", "mmapped-calloc", "thread1", "thread2",
+        "free-tcache", "free-fastbin", "free-small", "free-large", "free-unsorted", "free-mmapped",
+        "thread1-free"})
+    CHECK(hows.count(how) == 1);
+
+  // No live allocation lies inside a chunk reported free.
+  std::vector<const Allocation *> free_chunks;
+  for (const Allocation &x : w.allocations)
+    if (x.state == AllocState::Free)
+      free_chunks.push_back(&x);
+  for (const nlohmann::json &m : manifest) {
+    if (m.at("state") != "used")
+      continue;
+    uint64_t address = addressOf(m);
+    for (const Allocation *f : free_chunks)
+      CHECK_FALSE((address >= f->chunk_address && address < f->chunk_address + f->chunk_size));
+  }
+
+  // Allocations never overlap and come in address order.
+  for (size_t i = 1; i < w.allocations.size(); ++i) {
+    const Allocation &p = w.allocations[i - 1], &c = w.allocations[i];
+    CHECK(p.chunk_address + p.chunk_size <= c.chunk_address);
+  }
+
+  // Two thread arenas; thread2's grew a second heap.
+  std::map<uint64_t, std::vector<HeapArea>> heaps_by_arena;
+  unsigned main_heaps = 0, mmapped = 0;
+  for (const HeapArea &area : w.result.areas) {
+    if (area.kind == "thread-heap")
+      heaps_by_arena[area.arena].push_back(area);
+    main_heaps += area.kind == "main-heap";
+    mmapped += area.kind == "mmapped";
+  }
+  CHECK(main_heaps == 1);
+  CHECK(mmapped == 5);
+  REQUIRE(heaps_by_arena.size() == 2);
+  uint64_t thread2_arena = 0;
+  for (const nlohmann::json &m : manifest)
+    if (m.at("how") == "thread2")
+      thread2_arena = w.at(addressOf(m))->arena;
+  REQUIRE(heaps_by_arena.count(thread2_arena));
+  const auto &big = heaps_by_arena[thread2_arena];
+  REQUIRE(big.size() == 2);
+  for (const HeapArea &h : big)
+    CHECK(h.start % 0x4000000 == 0);
+  CHECK(big[0].size + big[1].size > 64ull << 20);
+  for (const auto &[arena, heaps] : heaps_by_arena)
+    if (arena != thread2_arena)
+      CHECK(heaps.size() == 1);
+
+  CHECK(w.fact("glibc_layout").find("2.35-2.40") == 0); // Debian 12: glibc 2.36
+  CHECK(w.fact("safe_linking") == "yes");
+  CHECK(w.fact("arenas") == "3");
+  CHECK(w.fact("main_arena").find("arena ring") != std::string::npos);
+
+  // Heap memory the walker did not explain is small: no big buffer is silently missed.
+  uint64_t unclaimed = 0;
+  for (const UnclaimedRange &r : unclaimedRanges(snap, w.result.areas))
+    if (r.cls == RegionClass::Heap)
+      unclaimed += r.size;
+  CHECK(unclaimed < 0x10000);
+}
+
+std::vector<nlohmann::json> readManifest(const std::string &path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+/// The file offset of `addr` in the core behind `snap`.
+uint64_t fileOffset(const Snapshot &snap, uint64_t addr) {
+  AddressSpace memory(snap);
+  const MemoryRange *r = memory.rangeContaining(addr);
+  REQUIRE(r != nullptr);
+  return static_cast<uint64_t>(r->bytes.data() -
+                               reinterpret_cast<const uint8_t *>(snap.file->getBufferStart())) +
+         (addr - r->start);
+}
+
+void patchU64(std::vector<uint8_t> &file, uint64_t offset, uint64_t value) {
+  REQUIRE(offset + 8 <= file.size());
+  std::memcpy(file.data() + offset, &value, 8);
+}
+
+uint64_t readU64(const Snapshot &snap, uint64_t addr) {
+  AddressSpace memory(snap);
+  uint64_t v = 0;
+  REQUIRE(memory.tryReadU64(addr, v));
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
+  if (!canRunGcore()) {
+    WARN("gcore cannot attach here; skipped (the committed core covers the same ground)");
+    return;
+  }
+  LiveProcess proc(fixtureProgram("glibc_truth"));
+  std::string core = scratchDir("glibc_truth_live") + "/core";
+  proc.gcore(core);
+  auto snap = open(core);
+  checkAgainstManifest(*snap, proc.manifest());
+}
+
+TEST_CASE("glibc walker finds every buffer of the committed glibc_truth core") {
+  std::string core = unpackedFixture("cores/glibc_truth.core.xz");
+  auto snap = open(core);
+  checkAgainstManifest(*snap,
+                       readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
+}
+
+TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
+  std::string clean_path = unpackedFixture("cores/glibc_truth.core.xz");
+  auto clean = open(clean_path);
+  Walked before = walk(*clean);
+  REQUIRE(before.error.empty());
+  auto manifest = readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
+  auto find = [&](const std::string &how, uint64_t min_usable) -> const nlohmann::json & {
+    for (const nlohmann::json &m : manifest)
+      if (m.at("how") == how && m.at("usable_size").get<uint64_t>() >= min_usable)
+        return m;
+    FAIL("no manifest entry " << how);
+    return manifest.front();
+  };
+  const uint64_t main_victim = addressOf(find("malloc", 10000)) - 16; // a chunk of the brk heap
+  const uint64_t thread_victim = addressOf(find("thread1", 50000)) - 16;
+  const uint64_t fast = addressOf(find("free-fastbin", 0)) - 16;
+  const uint64_t thread2_last = addressOf(find("thread2", 3000));
+  const uint64_t mmapped = addressOf(find("mmapped-memalign", 0));
+  uint64_t main_arena = 0;
+  for (const auto &[k, v] : before.result.facts)
+    if (k == "main_arena")
+      main_arena = *parseHexAddress(v.substr(0, v.find(' ')));
+  REQUIRE(main_arena != 0);
+  uint64_t first_thread_heap = 0;
+  for (const HeapArea &a : before.result.areas)
+    if (a.kind == "thread-heap" && !first_thread_heap)
+      first_thread_heap = a.start;
+
+  std::vector<uint8_t> bytes = readFileBytes(clean_path);
+  // (1) A chunk of the brk heap gets size 0; (2) a chunk of thread1's heap runs far past its end;
+  // (3) the main arena's fastbin chunk links to itself (a loop; safe-linking mangled);
+  // (4) the first thread arena's `next` points to itself (a ring that loops).
+  patchU64(bytes, fileOffset(*clean, main_victim + 8), 0x1);
+  patchU64(bytes, fileOffset(*clean, thread_victim + 8), 0x7ffffff0 | 5);
+  patchU64(bytes, fileOffset(*clean, fast + 16), ((fast + 16) >> 12) ^ fast);
+  uint64_t first_arena = readU64(*clean, first_thread_heap); // heap_info.ar_ptr
+  patchU64(bytes, fileOffset(*clean, first_arena + 0x870), first_arena);
+  std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
+  writeFileBytes(bad_path, bytes);
+  bytes.clear();
+  bytes.shrink_to_fit();
+
+  auto bad = open(bad_path);
+  Walked w = walk(*bad);
+  REQUIRE(w.error.empty());
+  for (const Diagnostic &d : w.warnings)
+    UNSCOPED_INFO("warning " << d.where << ": " << d.message);
+  CHECK(w.seconds < 10);
+  CHECK(w.warned(hexAddress(main_victim) + ": chunk size 0 is below the minimum"));
+  CHECK(w.warned(hexAddress(thread_victim) + ": chunk runs past the heap end"));
+  CHECK(w.warned("fastbin 1: list loops"));
+  CHECK(w.warned("arena ring"));
+  // Partial results: what lies before the damage, the other heaps and the mmapped chunks remain.
+  CHECK(w.allocations.size() < before.allocations.size());
+  CHECK(w.allocations.size() > 600);
+  CHECK(w.at(thread2_last) != nullptr);
+  CHECK(w.at(mmapped) != nullptr);
+  CHECK(w.at(main_victim + 16) == nullptr);
+  REQUIRE(w.at(fast + 16) != nullptr);
+  CHECK(w.at(fast + 16)->state == AllocState::Free);
+  (void)main_arena;
+}

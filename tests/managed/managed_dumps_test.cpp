@@ -1,0 +1,185 @@
+// The coreclr and mono walkers on real dumps: fixtures/dotnet/LohArrays.cs holds known arrays on
+// .NET Core 2.0 and on Mono 6.8, prints each array's data address, length and FNV-1a hash, and is
+// dumped with gcore by fixtures/dotnet/make_cores.sh. Every planted array must be found at its
+// exact address, with its exact object size, length, element size, heap and content, and the
+// byte[] arrays must fall into the story's two size groups.
+//
+// The dumps need fixtures/dotnet/setup.sh to have run (README's test command does). Without it the
+// tests are skipped with a visible warning, except under CI (CI set), where they fail.
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/walker.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// Runs make_cores.sh for `runtime` and returns the core's path, or "" when the dumps cannot be
+/// made on this machine (then the caller returns; under CI that is a failure instead).
+std::string preparedCore(const std::string &runtime) {
+  std::string out = binaryDir() + "/dotnet-fixtures";
+  std::string why;
+  if (!canRunGcore()) {
+    why = "gcore is missing or ptrace is not allowed";
+  } else {
+    CommandResult r = runCommand("bash '" + sourceDir() + "/fixtures/dotnet/make_cores.sh' '" +
+                                 out + "' " + runtime);
+    if (r.exit_code != 0)
+      why = "make_cores.sh failed (" + std::to_string(r.exit_code) + "): " + r.err + r.out;
+  }
+  if (why.empty())
+    return out + "/" + runtime + ".core";
+  if (std::getenv("CI"))
+    FAIL("cannot make the " << runtime << " dump under CI: " << why);
+  WARN("SKIPPED: no " << runtime << " dump (run fixtures/dotnet/setup.sh first): " << why);
+  return "";
+}
+
+std::vector<nlohmann::json> readManifest(const std::string &path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() > 1);
+  return lines;
+}
+
+const HeapWalker &walkerNamed(llvm::StringRef name) {
+  for (const auto &w : heapWalkers())
+    if (w->name() == name)
+      return *w;
+  FAIL("no walker named " << name.str());
+  return *heapWalkers().front();
+}
+
+/// FNV-1a (64-bit) over `len` bytes at `addr`, read through the address space.
+uint64_t fnv1a(const AddressSpace &memory, uint64_t addr, uint64_t len) {
+  std::vector<uint8_t> bytes(len);
+  llvm::Error err = memory.read(addr, bytes);
+  std::string why = err ? llvm::toString(std::move(err)) : "";
+  INFO("reading the array's elements: " << why);
+  REQUIRE(why.empty());
+  uint64_t h = 14695981039346656037ull;
+  for (uint8_t b : bytes) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+struct Expectations {
+  const char *walker;
+  uint32_t data_offset;   // elements start this far into the object
+  uint64_t header_size;   // object size = header_size + length * element size
+  uint64_t large_from;    // objects of at least this size live in the large-object heap/space
+  uint64_t smallest_seen; // arrays below this size are not expected (not walked)
+  const char *large_kind; // heap_kind of large ones
+  const char *small_kind; // heap_kind of small ones ("" when not walked)
+};
+
+/// The checks shared by both runtimes. Returns the byte[] size groups of 85,000 bytes and up.
+std::map<uint64_t, int> checkRuntime(const std::string &core, const Expectations &x) {
+  std::vector<nlohmann::json> manifest =
+      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
+  CHECK(manifest[0]["runtime"] == x.walker);
+  auto snapshot = openDump(core);
+  if (!snapshot)
+    FAIL(llvm::toString(snapshot.takeError()));
+  AddressSpace memory(**snapshot);
+  const HeapWalker &walker = walkerNamed(x.walker);
+  CHECK(walker.detect(memory));
+  std::vector<Allocation> found;
+  Diagnostics diags;
+  auto start = std::chrono::steady_clock::now();
+  auto result = walker.walk(
+      memory, [&](const Allocation &a) { found.push_back(a); }, diags);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result)
+    FAIL(llvm::toString(result.takeError()));
+  INFO("walk took " << seconds << " s");
+  CHECK(seconds < 10.0);
+  std::map<uint64_t, const Allocation *> by_data; // data address -> allocation
+  for (const Allocation &a : found)
+    if (a.managed)
+      by_data[a.address + a.data_offset] = &a;
+
+  int planted_large = 0, found_large = 0;
+  for (size_t i = 1; i < manifest.size(); ++i) {
+    const nlohmann::json &m = manifest[i];
+    INFO(m.dump());
+    uint64_t length = m["length"], element_size = m["element_size"];
+    uint64_t size = x.header_size + length * element_size;
+    bool large = size >= x.large_from;
+    planted_large += size >= 85000;
+    const Allocation *a = nullptr;
+    if (m.contains("data_address")) {
+      auto it = by_data.find(std::stoull(m["data_address"].get<std::string>(), nullptr, 16));
+      a = it == by_data.end() ? nullptr : it->second;
+    } else { // arrays of references cannot be pinned: match by length and element size
+      for (const Allocation &c : found)
+        if (c.managed && c.managed->length == length && c.managed->element_size == element_size &&
+            c.state == AllocState::Used)
+          a = &c;
+    }
+    if (size < x.smallest_seen) {
+      CHECK(a == nullptr);
+      continue;
+    }
+    REQUIRE(a != nullptr);
+    found_large += size >= 85000;
+    CHECK(a->state == AllocState::Used);
+    CHECK(a->data_offset == x.data_offset);
+    CHECK(a->size == size);
+    REQUIRE(a->managed);
+    CHECK(a->managed->length == length);
+    CHECK(a->managed->element_size == element_size);
+    CHECK(a->managed->large_object_heap == large);
+    CHECK(a->managed->heap_kind == (large ? x.large_kind : x.small_kind));
+    CHECK(a->managed->method_table != 0);
+    if (m["type"] == "byte[]")
+      CHECK(a->managed->type_name == "byte[]");
+    if (m.contains("fnv1a64"))
+      CHECK(fnv1a(memory, a->address + a->data_offset, length * element_size) ==
+            std::stoull(m["fnv1a64"].get<std::string>(), nullptr, 16));
+  }
+  CHECK(found_large == planted_large);
+  CHECK(planted_large == 13);
+
+  std::map<uint64_t, int> groups;
+  for (const Allocation &a : found)
+    if (a.managed && a.managed->type_name == "byte[]" && a.state == AllocState::Used &&
+        a.size >= 85000)
+      ++groups[a.size];
+  return groups;
+}
+
+} // namespace
+
+TEST_CASE("coreclr walker finds every planted array in a .NET Core 2.0 dump") {
+  std::string core = preparedCore("coreclr");
+  if (core.empty())
+    return;
+  // CoreCLR: 24-byte array base size, elements at +16, LOH from 85,000 bytes; SOH is walked too.
+  std::map<uint64_t, int> groups = checkRuntime(core, {"coreclr", 16, 24, 85000, 0, "loh", "soh"});
+  // The story: byte[131072] and byte[131162] are objects of 131,096 and 131,186 bytes.
+  CHECK(groups == std::map<uint64_t, int>{{131096, 5}, {131186, 4}});
+}
+
+TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump") {
+  std::string core = preparedCore("mono");
+  if (core.empty())
+    return;
+  // Mono: 32-byte array header; objects over 8,000 bytes are in the large object space, which is
+  // all this walker reads (byte[1000], byte[16] and int[100] are in the nursery/major heap).
+  std::map<uint64_t, int> groups = checkRuntime(core, {"mono", 32, 32, 8001, 8001, "los", ""});
+  CHECK(groups == std::map<uint64_t, int>{{131104, 5}, {131194, 4}});
+}

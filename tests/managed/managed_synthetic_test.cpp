@@ -1,0 +1,317 @@
+// The coreclr and mono walkers on hand-built snapshots: the cases a real dump here does not show
+// (no heap_segment records, a .NET 9+ contract descriptor, a freed LOS object, a LOS object in its
+// own mapping, a broken heap). The bytes are laid out here from the documented layouts, written
+// out field by field, not from the walkers' own tables.
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/walker.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <map>
+
+using namespace dumpsift;
+
+namespace {
+
+/// A snapshot under construction: regions with their bytes, kept alive by this object.
+class FakeProcess {
+public:
+  /// Adds a writable region [start, start+size) of zeros; `file` makes it file-backed.
+  void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
+    blocks_[start] = std::vector<uint8_t>(size);
+    files_[start] = file;
+  }
+  void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
+  void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
+  void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
+  void putBytes(uint64_t addr, const std::string &s) {
+    std::memcpy(at(addr, s.size()), s.data(), s.size());
+  }
+
+  /// The snapshot over the regions as they are now (bytes are not copied).
+  const Snapshot &snapshot() {
+    snap_ = Snapshot();
+    for (auto &[start, bytes] : blocks_) {
+      Region r;
+      r.start = start;
+      r.size = bytes.size();
+      r.captured = bytes.size();
+      r.perms.read = r.perms.write = true;
+      r.backing_file = files_[start];
+      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
+      snap_.regions.push_back(r);
+      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(bytes.data(), bytes.size())});
+      if (!r.backing_file.empty())
+        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
+    }
+    return snap_;
+  }
+
+private:
+  uint8_t *at(uint64_t addr, uint64_t len) {
+    auto it = blocks_.upper_bound(addr);
+    REQUIRE(it != blocks_.begin());
+    --it;
+    REQUIRE(addr + len <= it->first + it->second.size());
+    return it->second.data() + (addr - it->first);
+  }
+  std::map<uint64_t, std::vector<uint8_t>> blocks_;
+  std::map<uint64_t, std::string> files_;
+  Snapshot snap_;
+};
+
+const HeapWalker &walkerNamed(llvm::StringRef name) {
+  for (const auto &w : heapWalkers())
+    if (w->name() == name)
+      return *w;
+  FAIL("no walker named " << name.str());
+  return *heapWalkers().front();
+}
+
+struct Walked {
+  std::vector<Allocation> allocations;
+  HeapWalkResult result;
+  Diagnostics diags;
+  std::string error;
+  std::string fact(const std::string &key) const {
+    for (const auto &[k, v] : result.facts)
+      if (k == key)
+        return v;
+    return "";
+  }
+};
+
+Walked walk(const char *name, const Snapshot &snap) {
+  AddressSpace memory(snap);
+  Walked w;
+  auto r = walkerNamed(name).walk(
+      memory, [&](const Allocation &a) { w.allocations.push_back(a); }, w.diags);
+  if (r)
+    w.result = std::move(*r);
+  else
+    w.error = llvm::toString(r.takeError());
+  return w;
+}
+
+// --- CoreCLR ---------------------------------------------------------------------------------
+
+constexpr uint64_t kTypes = 0x10000;
+constexpr uint64_t kObjectMT = kTypes, kArrayMT = kTypes + 0x100, kByteMT = kTypes + 0x200;
+constexpr uint64_t kByteArrayMT = kTypes + 0x300, kIntArrayMT = kTypes + 0x400;
+constexpr uint64_t kFreeMT = kTypes + 0x500;
+
+/// MethodTables: {u32 flags, u32 base size, ..., +0x10 parent, +0x30 element type}.
+void putMethodTables(FakeProcess &p, uint64_t free_parent = 0) {
+  p.addRegion(kTypes, 0x1000);
+  p.put32(kObjectMT + 4, 24);
+  p.put32(kArrayMT + 4, 24), p.put64(kArrayMT + 0x10, kObjectMT);
+  p.put32(kByteMT, 0x00070000), p.put32(kByteMT + 4, 24), p.put64(kByteMT + 0x10, kObjectMT);
+  p.put32(kByteArrayMT, 0x800A0001), p.put32(kByteArrayMT + 4, 24);
+  p.put64(kByteArrayMT + 0x10, kArrayMT), p.put64(kByteArrayMT + 0x30, kByteMT);
+  p.put32(kIntArrayMT, 0x800A0004), p.put32(kIntArrayMT + 4, 24);
+  p.put64(kIntArrayMT + 0x10, kArrayMT);
+  p.put32(kFreeMT, 0x80000001), p.put32(kFreeMT + 4, 24), p.put64(kFreeMT + 0x10, free_parent);
+}
+
+/// An array object at `addr`: MethodTable, u32 length, u32 pad. Returns where the next one starts.
+uint64_t putArray(FakeProcess &p, uint64_t addr, uint64_t mt, uint32_t length, uint32_t elem) {
+  p.put64(addr, mt);
+  p.put32(addr + 8, length);
+  return addr + ((24 + uint64_t(length) * elem + 7) & ~uint64_t(7));
+}
+
+constexpr uint64_t kHeap = 0x200000;
+
+/// A LOH-like run without any heap_segment record: pad, byte[100000], pad, int[30000], zeros.
+void putLooseHeap(FakeProcess &p, uint64_t free_mt = kFreeMT) {
+  p.addRegion(kHeap, 0x80000);
+  uint64_t a = putArray(p, kHeap, free_mt, 8, 1);
+  a = putArray(p, a, kByteArrayMT, 100000, 1);
+  a = putArray(p, a, free_mt, 8, 1);
+  putArray(p, a, kIntArrayMT, 30000, 4);
+}
+
+TEST_CASE("coreclr walker without heap_segment records scans and chain-checks objects") {
+  FakeProcess p;
+  putMethodTables(p);
+  putLooseHeap(p);
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_discovery") == "object scan (no heap_segment found)");
+  std::vector<const Allocation *> arrays;
+  int free_objects = 0;
+  for (const Allocation &a : w.allocations) {
+    if (a.state == AllocState::Free)
+      ++free_objects;
+    else if (a.managed)
+      arrays.push_back(&a);
+  }
+  CHECK(free_objects == 2);
+  REQUIRE(arrays.size() == 2);
+  CHECK(arrays[0]->address == kHeap + 32);
+  CHECK(arrays[0]->size == 100024);
+  CHECK(arrays[0]->data_offset == 16);
+  CHECK(arrays[0]->managed->type_name == "byte[]");
+  CHECK(arrays[0]->managed->element_size == 1);
+  CHECK(arrays[0]->managed->large_object_heap); // by size: no segment tells
+  CHECK(arrays[0]->managed->heap_kind.empty());
+  CHECK(arrays[1]->size == 120024);
+  CHECK(arrays[1]->managed->element_size == 4);
+  CHECK(arrays[1]->managed->type_name.empty());
+}
+
+TEST_CASE("coreclr walker follows heap_segment records and their LOH flag") {
+  FakeProcess p;
+  putMethodTables(p);
+  // A segment: heap_segment {allocated, committed, reserved, used, mem, flags} then objects.
+  constexpr uint64_t seg = 0x400000, mem = seg + 0x1000;
+  p.addRegion(seg, 0x40000);
+  uint64_t a = putArray(p, mem, kByteArrayMT, 100, 1); // a small byte[] on a "LOH" segment
+  a = putArray(p, a, kFreeMT, 64, 1);
+  a += 0x100; // an allocation-context gap of zeros
+  uint64_t end = putArray(p, a, kByteArrayMT, 5000, 1);
+  p.put64(seg, end), p.put64(seg + 8, seg + 0x40000), p.put64(seg + 16, seg + 0x100000);
+  p.put64(seg + 24, end), p.put64(seg + 32, mem), p.put64(seg + 40, 8);
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_discovery") == "heap_segment records");
+  REQUIRE(w.result.areas.size() == 1);
+  CHECK(w.result.areas[0].kind == "loh");
+  CHECK(w.result.areas[0].start == mem);
+  std::vector<uint64_t> used;
+  for (const Allocation &a2 : w.allocations)
+    if (a2.state == AllocState::Used) {
+      used.push_back(a2.address);
+      CHECK(a2.managed->large_object_heap); // the segment says so, whatever the size
+      CHECK(a2.managed->heap_kind == "loh");
+    }
+  CHECK(used == std::vector<uint64_t>{mem, a});
+}
+
+TEST_CASE("coreclr walker takes the free MethodTable from a contract descriptor") {
+  // The free MethodTable here has a parent pointer, so only the descriptor can name it.
+  FakeProcess p;
+  putMethodTables(p, /*free_parent=*/0x1234);
+  putLooseHeap(p);
+  constexpr uint64_t lib = 0x7f0000000000;
+  p.addRegion(lib, 0x2000, "/usr/share/dotnet/shared/Microsoft.NETCore.App/9.0.0/libcoreclr.so");
+  const std::string json = R"({"version":0,"baseline":"empty",)"
+                           R"("types":{"MethodTable":{"!":64,"ParentMethodTable":16}},)"
+                           R"("globals":{"FreeObjectMethodTable":[[0],"pointer"]}})";
+  constexpr uint64_t desc = lib + 0x100, json_at = lib + 0x400, pointers = lib + 0x300;
+  constexpr uint64_t variable = lib + 0x380; // g_pFreeObjectMethodTable
+  p.putBytes(desc, std::string("DNCCDAC\0", 8));
+  p.put32(desc + 8, 1);
+  p.put32(desc + 12, static_cast<uint32_t>(json.size()));
+  p.put64(desc + 16, json_at);
+  p.put32(desc + 24, 1);
+  p.put64(desc + 32, pointers);
+  p.put64(pointers, variable);
+  p.put64(variable, kFreeMT);
+  p.putBytes(json_at, json);
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_contract_descriptor") == "used (0x7f0000000100)");
+  CHECK(w.fact("coreclr_free_method_table") == "0x10500");
+  int free_objects = 0, arrays = 0;
+  for (const Allocation &a : w.allocations)
+    (a.state == AllocState::Free ? free_objects : arrays) += 1;
+  CHECK(free_objects == 2);
+  CHECK(arrays == 2);
+}
+
+TEST_CASE("coreclr walker fails when there is no object at all") {
+  FakeProcess p;
+  p.addRegion(kHeap, 0x10000);
+  p.put64(kHeap + 64, 0xdeadbeef);
+  Walked w = walk("coreclr", p.snapshot());
+  CHECK(w.error.find("no CoreCLR GC heap object") != std::string::npos);
+}
+
+// --- Mono ------------------------------------------------------------------------------------
+
+constexpr uint64_t kMonoTypes = 0x10000;
+constexpr uint64_t kVTable = kMonoTypes, kArrayClass = kMonoTypes + 0x100;
+constexpr uint64_t kByteClass = kMonoTypes + 0x300, kName = kMonoTypes + 0x500;
+
+/// byte[]'s MonoVTable {klass @0, rank @44} and MonoClass {element_class @0, rank @26,
+/// class_kind @27, name @64, element_size @136, byval data @176, byval type @186}.
+void putMonoTypes(FakeProcess &p) {
+  p.addRegion(kMonoTypes, 0x1000);
+  p.put64(kVTable, kArrayClass);
+  p.put8(kVTable + 44, 1);
+  p.put64(kArrayClass, kByteClass);
+  p.put8(kArrayClass + 26, 1);
+  p.put8(kArrayClass + 27, 5);
+  p.put64(kArrayClass + 64, kName);
+  p.put32(kArrayClass + 136, 1);
+  p.put64(kArrayClass + 176, kByteClass);
+  p.put8(kArrayClass + 186, 0x1d);
+  p.put8(kByteClass + 27, 1);
+  p.put8(kByteClass + 186, 0x05);
+  p.putBytes(kName, std::string("Byte[]\0", 7));
+}
+
+/// A LOSObject {next, size, cardtable} followed by a byte[] {vtable, sync, bounds, u32 length}.
+void putLosArray(FakeProcess &p, uint64_t header, uint64_t next, uint32_t length) {
+  p.put64(header, next);
+  p.put64(header + 8, (32 + uint64_t(length) + 7) & ~uint64_t(7));
+  p.put64(header + 24, kVTable | 2); // a GC tag bit set
+  p.put32(header + 48, length);
+}
+
+TEST_CASE("mono walker reads LOS sections, own mappings, the free-chunk map and the list") {
+  FakeProcess p;
+  putMonoTypes(p);
+  constexpr uint64_t section = 0x40000000;
+  p.addRegion(section, 1 << 20);
+  p.put64(section + 16, section + 24); // free_chunk_map
+  constexpr uint64_t live = section + 4096 + 0x88, dead = section + 41 * 4096 + 0x40;
+  constexpr uint64_t huge = 0x50000000 + 0x238;
+  putLosArray(p, live, 0, 100000);
+  putLosArray(p, dead, live, 100000); // freed: its chunks are marked free, nothing links to it
+  for (int c = 41; c < 66; ++c)
+    p.put8(section + 24 + c, 1);
+  p.put64(section + 8, 25);
+  p.addRegion(0x50000000, 0x112000);
+  putLosArray(p, huge, live, 1100000);
+  p.addRegion(0x60000000, 0x1000, "/usr/bin/mono-sgen"); // sgen_los_object_list lives here
+  p.put64(0x60000000 + 0x200, huge);
+  Walked w = walk("mono", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("mono_los_list_head") == "0x50000238");
+  REQUIRE(w.allocations.size() == 3);
+  std::map<uint64_t, const Allocation *> by_address;
+  for (const Allocation &a : w.allocations)
+    by_address[a.address] = &a;
+  const Allocation *l = by_address[live + 24], *d = by_address[dead + 24],
+                   *h = by_address[huge + 24];
+  REQUIRE((l && d && h));
+  CHECK(l->state == AllocState::Used);
+  CHECK(l->size == 100032);
+  CHECK(l->chunk_address == live);
+  CHECK(l->chunk_size == 24 + 100032);
+  CHECK(l->data_offset == 32);
+  CHECK(l->arena == section);
+  CHECK(l->managed->type_name == "byte[]");
+  CHECK(l->managed->method_table == kVTable);
+  CHECK(l->managed->heap_kind == "los");
+  CHECK(d->state == AllocState::Free);
+  CHECK(h->state == AllocState::Used);
+  CHECK(h->mmapped);
+  CHECK(h->managed->length == 1100000);
+}
+
+TEST_CASE("mono walker rejects a header whose size disagrees with the array length") {
+  FakeProcess p;
+  putMonoTypes(p);
+  constexpr uint64_t section = 0x40000000;
+  p.addRegion(section, 1 << 20);
+  p.put64(section + 16, section + 24);
+  putLosArray(p, section + 4096, 0, 100000);
+  p.put64(section + 4096 + 8, 100000 + 32 + 64); // wrong size for the length
+  Walked w = walk("mono", p.snapshot());
+  CHECK(w.error.find("no Mono SGen large-object-space object") != std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,160 @@
+// AMQP 0-9-1 frames built here per the specification: a basic.publish method frame, a content
+// header frame and body frames carrying a real JPEG.
+#include "dumpsift/sniff/framing.h"
+#include "sniff_test_util.h"
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// One frame: type, channel, size, payload, 0xCE.
+ByteVec frame(uint8_t type, uint16_t channel, const ByteVec &payload) {
+  ByteVec f;
+  putBe(f, type, 1);
+  putBe(f, channel, 2);
+  putBe(f, payload.size(), 4);
+  append(f, payload);
+  f.push_back(0xCE);
+  return f;
+}
+
+void shortstr(ByteVec &out, const std::string &s) {
+  out.push_back(static_cast<uint8_t>(s.size()));
+  append(out, s);
+}
+
+/// basic.publish (60/40) + content header (content-type, delivery-mode) + body frames of at most
+/// frame_max - 8 bytes.
+ByteVec publish(const ByteVec &body, uint16_t channel = 1, size_t frame_max = 4096) {
+  ByteVec method;
+  putBe(method, 60, 2);
+  putBe(method, 40, 2);
+  putBe(method, 0, 2); // reserved-1 (ticket)
+  shortstr(method, "uploads");
+  shortstr(method, "images.jpeg");
+  method.push_back(0); // mandatory, immediate
+  ByteVec header;
+  putBe(header, 60, 2);
+  putBe(header, 0, 2); // weight
+  putBe(header, body.size(), 8);
+  putBe(header, 0x8000 | 0x1000, 2); // content-type, delivery-mode
+  shortstr(header, "image/jpeg");
+  header.push_back(2); // persistent
+  ByteVec out = frame(1, channel, method);
+  append(out, frame(2, channel, header));
+  for (size_t off = 0; off < body.size(); off += frame_max - 8) {
+    const size_t n = std::min(frame_max - 8, body.size() - off);
+    append(out, frame(3, channel,
+                      ByteVec(body.begin() + static_cast<std::ptrdiff_t>(off),
+                              body.begin() + static_cast<std::ptrdiff_t>(off + n))));
+  }
+  return out;
+}
+
+ByteVec joined(const std::vector<llvm::ArrayRef<uint8_t>> &pieces) {
+  ByteVec out;
+  for (auto p : pieces)
+    append(out, p);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("amqp: basic.publish carrying a JPEG") {
+  const ByteVec jpeg = contentFixture("photo_baseline.jpg");
+  const ByteVec frames = publish(jpeg); // 15098 = 3 x 4088 + 2834: 4 body frames
+  ByteVec buffer = frames;
+  buffer.resize(frames.size() + 512, 0);
+  const SniffResult r = sniff(view(buffer));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(r.offset == 0);
+  CHECK(r.length == frames.size());
+  CHECK(u64(r, "frame_count") == 6);
+  CHECK(str(r, "method") == "basic.publish");
+  CHECK(str(r, "method_id") == "60/40");
+  CHECK(u64(r, "channel") == 1);
+  CHECK(u64(r, "body_size") == 15098);
+  CHECK(u64(r, "body_bytes") == 15098);
+  CHECK(flag(r, "complete"));
+  CHECK(str(r, "content_type") == "image/jpeg");
+  CHECK(str(r, "payload_kind") == "jpeg");
+  CHECK_FALSE(flag(r, "protocol_header"));
+
+  const auto bodies = amqpBodies(view(buffer));
+  REQUIRE(bodies.size() == 4);
+  CHECK(bodies[3].size() == 2834);
+  CHECK(joined(bodies) == jpeg);
+}
+
+TEST_CASE("amqp: protocol header, then frames") {
+  ByteVec buffer = bytesOf(std::string_view("AMQP\0\0\x09\x01", 8));
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"), 7, 131072);
+  append(buffer, frames);
+  const SniffResult r = sniff(view(buffer));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(flag(r, "protocol_header"));
+  CHECK(u64(r, "frame_count") == 3);
+  CHECK(u64(r, "channel") == 7);
+  CHECK(r.length == buffer.size());
+}
+
+TEST_CASE("amqp: cut inside a body frame") {
+  const ByteVec jpeg = contentFixture("photo_baseline.jpg");
+  ByteVec frames = publish(jpeg);
+  const size_t method_and_header = findBytes(frames, std::string_view("\x03\x00\x01", 3));
+  REQUIRE(method_and_header != std::string::npos);
+  frames.resize(method_and_header + 4096 + 1000); // one body frame, then 1000 bytes of the next
+  const SniffResult r = sniff(view(frames));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(u64(r, "frame_count") == 3);
+  CHECK(flag(r, "truncated"));
+  CHECK_FALSE(flag(r, "complete"));
+  CHECK(u64(r, "body_bytes") == 4088);
+  CHECK(r.length == method_and_header + 4096);
+  const auto bodies = amqpBodies(view(frames));
+  REQUIRE(bodies.size() == 2);
+  CHECK(bodies[1].size() == 1000 - 7);
+}
+
+TEST_CASE("amqp: embedded after a header, and a lone heartbeat") {
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  ByteVec buffer = binaryHeader(40);
+  append(buffer, frames);
+  const SniffResult r = sniff(view(buffer));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(r.offset == 40);
+  CHECK(r.length == frames.size());
+
+  const ByteVec heartbeat = {8, 0, 0, 0, 0, 0, 0, 0xCE};
+  const SniffResult h = sniff(view(heartbeat));
+  REQUIRE(kindOf(h) == "amqp");
+  CHECK(u64(h, "frame_count") == 1);
+  CHECK(h.length == 8);
+}
+
+TEST_CASE("amqp: near misses are not amqp") {
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const size_t method_size = 7 + 4 + 2 + 8 + 12 + 1; // header, ids, ticket, 2 shortstrs, bits
+  {
+    ByteVec bad = frames;
+    bad[method_size] = 0xCF; // frame-end byte of the method frame
+    const SniffResult r = sniff(view(bad));
+    CHECK_FALSE((r.kind == ContentKind::Amqp && r.offset == 0));
+  }
+  {
+    ByteVec bad = frames;
+    bad[7 + 1] = 61; // class 61 does not exist
+    const SniffResult r = sniff(view(bad));
+    CHECK_FALSE((r.kind == ContentKind::Amqp && r.offset == 0));
+    CHECK_FALSE(parseAmqp(view(bad)));
+  }
+  {
+    ByteVec bad = frames;
+    bad[0] = 4; // no frame type 4
+    CHECK_FALSE(parseAmqp(view(bad)));
+  }
+  // A lone body frame is not enough.
+  const ByteVec lone = frame(3, 1, bytesOf("just some bytes"));
+  CHECK(kindOf(sniff(view(lone))) != "amqp");
+}

@@ -1,0 +1,89 @@
+// Helpers for the sniffer tests: fixture bytes, typed access to result details, byte builders.
+// The builders here follow the format specifications directly and share no code with src/sniff,
+// so a wrong offset in a sniffer is caught rather than copied.
+#pragma once
+
+#include "dumpsift/sniff/sniffer.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dumpsift::test {
+
+using ByteVec = std::vector<uint8_t>;
+
+/// fixtures/content/<name> as bytes.
+inline ByteVec contentFixture(const std::string &name) {
+  return readFileBytes(sourceDir() + "/fixtures/content/" + name);
+}
+
+inline llvm::ArrayRef<uint8_t> view(const ByteVec &v) { return llvm::ArrayRef<uint8_t>(v); }
+
+inline ByteVec bytesOf(std::string_view s) { return ByteVec(s.begin(), s.end()); }
+
+inline void append(ByteVec &out, std::string_view s) { out.insert(out.end(), s.begin(), s.end()); }
+inline void append(ByteVec &out, const ByteVec &v) { out.insert(out.end(), v.begin(), v.end()); }
+inline void append(ByteVec &out, llvm::ArrayRef<uint8_t> v) {
+  out.insert(out.end(), v.begin(), v.end());
+}
+
+/// Deterministic pseudo-random bytes.
+inline ByteVec randomBytes(size_t n, uint32_t seed = 1234) {
+  std::mt19937 rng(seed);
+  ByteVec v(n);
+  for (auto &b : v)
+    b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+/// The detail `key` of type T; fails the test when it is missing or of another type.
+template <class T> T detail(const SniffResult &r, const std::string &key) {
+  const DetailValue *v = r.details.get(key);
+  INFO("detail " << key);
+  REQUIRE(v != nullptr);
+  REQUIRE(std::holds_alternative<T>(*v));
+  return std::get<T>(*v);
+}
+
+inline uint64_t u64(const SniffResult &r, const std::string &key) { return detail<uint64_t>(r, key); }
+inline bool flag(const SniffResult &r, const std::string &key) { return detail<bool>(r, key); }
+inline std::string str(const SniffResult &r, const std::string &key) {
+  return detail<std::string>(r, key);
+}
+inline bool has(const SniffResult &r, const std::string &key) { return r.details.get(key) != nullptr; }
+
+inline std::string kindOf(const SniffResult &r) { return kindName(r.kind).str(); }
+
+/// Big-endian integer bytes appended to `out`.
+inline void putBe(ByteVec &out, uint64_t value, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i)
+    out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+/// The first offset of `needle` in `hay` at or after `from` (test-side search), or npos.
+inline size_t findBytes(const ByteVec &hay, std::string_view needle, size_t from = 0) {
+  auto it = std::search(hay.begin() + static_cast<std::ptrdiff_t>(from), hay.end(), needle.begin(),
+                        needle.end(),
+                        [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); });
+  return it == hay.end() ? std::string::npos : static_cast<size_t>(it - hay.begin());
+}
+
+/// A binary "runtime header" (pointer-like words, a length) of `n` bytes with NULs in it.
+inline ByteVec binaryHeader(size_t n) {
+  ByteVec h(n, 0);
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    h[i] = 0x90;
+    h[i + 1] = 0x41;
+    h[i + 2] = 0x5c;
+    h[i + 3] = 0x7f;
+  }
+  return h;
+}
+
+} // namespace dumpsift::test
