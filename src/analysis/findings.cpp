@@ -117,13 +117,18 @@ struct Context {
   std::vector<size_t> held;
   /// Per buffer: its captured payload when the dump holds all of it, else empty.
   std::vector<llvm::ArrayRef<uint8_t>> bytes;
+  /// Per buffer: the end of its content (its last non-zero byte plus one), for complete buffers
+  /// that are not all zero; 0 otherwise.
+  std::vector<uint64_t> content_end;
   /// Per buffer: the lowest-address buffer with identical content (itself when unique).
   std::vector<size_t> representative;
 
-  /// The buffers' bytes are looked up once; `representative` is filled by findDuplicates.
+  /// The buffers' bytes and content ends are looked up once (the backward scans cost the zero
+  /// tails); `representative` is filled by findDuplicates.
   Context(const AddressSpace &m, const Analysis &a) : memory(m), analysis(a) {
     const std::vector<Buffer> &buffers = analysis.buffers;
     bytes.resize(buffers.size());
+    content_end.resize(buffers.size(), 0);
     representative.resize(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i) {
       representative[i] = i;
@@ -132,8 +137,11 @@ struct Context {
         continue;
       held.push_back(i);
       llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
-      if (!payload.empty() && payload.size() == b.payloadSize())
-        bytes[i] = payload;
+      if (payload.empty() || payload.size() != b.payloadSize())
+        continue;
+      bytes[i] = payload;
+      if (b.content.kind != ContentKind::Zero)
+        content_end[i] = contentEnd(payload);
     }
   }
 
@@ -288,12 +296,10 @@ std::string factorWords(double factor) {
 void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
   // Bucket the candidates (one per set of identical copies) by the hash of their first bytes.
   std::map<uint64_t, std::vector<size_t>> by_head;
-  std::vector<uint64_t> end(ctx.analysis.buffers.size(), 0);
   for (size_t i : ctx.held) {
     if (!ctx.complete(i) || !ctx.allocated(i) || ctx.representative[i] != i ||
         ctx.buffer(i).content.kind == ContentKind::Zero || ctx.bytes[i].size() < kChainHeadBytes)
       continue;
-    end[i] = contentEnd(ctx.bytes[i]);
     by_head[llvm::xxHash64(ctx.bytes[i].take_front(kChainHeadBytes))].push_back(i);
   }
   std::vector<size_t> predecessor(ctx.analysis.buffers.size(), SIZE_MAX);
@@ -308,17 +314,18 @@ void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
     });
     for (size_t j = 1; j < bucket.size(); ++j) {
       double large = static_cast<double>(ctx.bytes[bucket[j]].size());
-      unsigned tries = 0;
-      // Nearest smaller sizes first: the last array before this one.
-      for (size_t k = j; k-- > 0 && tries < kMaxPrefixTries;) {
+      // Nearest smaller sizes first: the last array before this one. Sizes too close to this
+      // one (same-size buffers among them) are skipped by a binary search, not one by one.
+      auto limit = static_cast<uint64_t>(large / kMinGrowth);
+      size_t k = static_cast<size_t>(
+          std::upper_bound(bucket.begin(), bucket.begin() + j, limit,
+                           [&](uint64_t size, size_t i) { return size < ctx.bytes[i].size(); }) -
+          bucket.begin());
+      for (unsigned tries = 0; k-- > 0 && tries < kMaxPrefixTries; ++tries) {
         size_t i = bucket[k];
-        double ratio = large / static_cast<double>(ctx.bytes[i].size());
-        if (ratio < kMinGrowth)
-          continue;
-        if (ratio > kMaxGrowth)
+        if (large / static_cast<double>(ctx.bytes[i].size()) > kMaxGrowth)
           break;
-        ++tries;
-        if (isOutgrownBy(ctx, i, bucket[j], end[i])) {
+        if (isOutgrownBy(ctx, i, bucket[j], ctx.content_end[i])) {
           predecessor[bucket[j]] = i;
           has_successor[i] = true;
           linked.push_back(bucket[j]);
@@ -427,7 +434,7 @@ void findZeroTails(const Context &ctx, std::vector<Finding> &out) {
   for (size_t i : ctx.held) {
     if (!ctx.complete(i) || !ctx.allocated(i) || ctx.buffer(i).content.kind == ContentKind::Zero)
       continue;
-    uint64_t content = contentEnd(ctx.bytes[i]);
+    uint64_t content = ctx.content_end[i];
     if (content > 0 && content * 2 <= ctx.bytes[i].size())
       by_size[ctx.buffer(i).allocation.size].push_back({i, content});
   }
@@ -532,7 +539,9 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
       what.push_back("131,162-byte S3 signed chunk frames (128 KiB of data plus 90 bytes of "
                      "framing)");
     }
-    uint64_t bucket = std::bit_ceil(std::max<uint64_t>(requests.lo, 1));
+    uint64_t bucket = requests.lo <= (uint64_t(1) << 62)
+                          ? std::bit_ceil(std::max<uint64_t>(requests.lo, 1))
+                          : 0; // no power of two above: bit_ceil would overflow
     if (bucket >= kMinPoolBucket && requests.contains(bucket)) {
       note_threshold(bucket);
       what.push_back(powerLabel(bucket) + " (" + commas(bucket) + "-byte) " + noun);

@@ -15,10 +15,9 @@
 // When a LinuxMaps line covers exactly the same range it decides the class and the backing file
 // instead (Linux writers mark file mappings MEM_PRIVATE). Image regions inside a module's range
 // take the module's path as their backing file when nothing better is known.
+#include "dumpsift/support/hex.h"
 #include "minidump_streams.h"
 #include "readers.h"
-
-#include "dumpsift/support/hex.h"
 
 #include <algorithm>
 #include <limits>
@@ -61,9 +60,9 @@ void normalizeMemory(std::vector<MemoryRange> &memory, Diagnostics &diags) {
     kept.push_back(m);
   }
   if (trimmed)
-    diags.warn("minidump memory",
-               std::to_string(trimmed) + " captured ranges overlap earlier ones; the earlier "
-                                         "copy of the overlapping bytes is used");
+    diags.warn("minidump memory", std::to_string(trimmed) +
+                                      " captured ranges overlap earlier ones; the earlier "
+                                      "copy of the overlapping bytes is used");
   memory = std::move(kept);
 }
 
@@ -110,8 +109,9 @@ std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntr
       continue;
     if (e.base + e.size < e.base) {
       diags.warn("MemoryInfoList entry " + std::to_string(i),
-                 "region at " + hexAddress(e.base) + " runs past the end of the address space; "
-                                                     "ignored");
+                 "region at " + hexAddress(e.base) +
+                     " runs past the end of the address space; "
+                     "ignored");
       continue;
     }
     Region r;

@@ -92,10 +92,10 @@ MapsParse parseLinuxMaps(const Stream &stream, Diagnostics &diags) {
     }
   }
   if (out.bad)
-    diags.warn(streamWhere(stream.type),
-               std::to_string(out.bad) + " of " + std::to_string(out.lines) +
-                   " lines are not /proc/PID/maps lines (first: line " +
-                   std::to_string(first_bad) + "); they were skipped");
+    diags.warn(streamWhere(stream.type), std::to_string(out.bad) + " of " +
+                                             std::to_string(out.lines) +
+                                             " lines are not /proc/PID/maps lines (first: line " +
+                                             std::to_string(first_bad) + "); they were skipped");
   return out;
 }
 
@@ -145,9 +145,8 @@ std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(const Stream &stream, unsig
     out.emplace_back(type, word(offset + word_size));
   }
   if (offset != bytes.size())
-    diags.warn(streamWhere(stream.type),
-               "ends with " + std::to_string(bytes.size() - offset) +
-                   " bytes that are not a whole (type, value) pair");
+    diags.warn(streamWhere(stream.type), "ends with " + std::to_string(bytes.size() - offset) +
+                                             " bytes that are not a whole (type, value) pair");
   return out;
 }
 

@@ -42,7 +42,9 @@ template <typename E> uint32_t raw(const llvm::support::little_t<E> &field) {
 }
 
 // Decimal, for messages. (llvm::formatv on integers trips g++ 12's -Wmaybe-uninitialized.)
-std::string num(uint64_t value) { return std::to_string(value); }
+std::string num(uint64_t value) {
+  return std::to_string(value);
+}
 
 // "0x4d7a0004": a stream type code, 8 hex digits.
 std::string hex8(uint32_t value) {
@@ -51,7 +53,7 @@ std::string hex8(uint32_t value) {
   return buf;
 }
 
-constexpr uint32_t kMaxModuleNameBytes = 64 * 1024;     // one MINIDUMP_STRING, UTF-16 bytes
+constexpr uint32_t kMaxModuleNameBytes = 64 * 1024;      // one MINIDUMP_STRING, UTF-16 bytes
 constexpr uint64_t kModuleNameBudget = 16 * 1024 * 1024; // all module names together
 constexpr size_t kMaxElfBuildIdBytes = 64;
 
@@ -70,7 +72,8 @@ std::string streamName(uint32_t type) {
   case CODE:                                                                                       \
     return #NAME;
 #include "llvm/BinaryFormat/MinidumpConstants.def"
-  default: return hex8(type);
+  default:
+    return hex8(type);
   }
 }
 
@@ -113,9 +116,8 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
                 " is cut short by the end of the file");
   uint64_t count = declared;
   if (count > fits) {
-    diags.warn("minidump directory",
-               "claims " + num(declared) + " streams, the file holds only " + num(fits) +
-                   " entries; reading those");
+    diags.warn("minidump directory", "claims " + num(declared) + " streams, the file holds only " +
+                                         num(fits) + " entries; reading those");
     count = fits;
   }
 
@@ -189,9 +191,9 @@ ArrayRef<uint8_t> listEntries(const Stream &stream, size_t entry_size, Diagnosti
   uint64_t n = declared;
   if (n > fits) {
     if (!stream.truncated) // a clipped stream was reported already
-      diags.warn(streamWhere(stream.type),
-                 "claims " + num(declared) + " entries, only " + num(fits) + " fit in its " +
-                     num(bytes.size()) + " bytes");
+      diags.warn(streamWhere(stream.type), "claims " + num(declared) + " entries, only " +
+                                               num(fits) + " fit in its " + num(bytes.size()) +
+                                               " bytes");
     n = fits;
   }
   count = static_cast<size_t>(n);
@@ -230,8 +232,8 @@ std::vector<MemoryRange> parseMemory64List(ArrayRef<uint8_t> file, const Stream 
   uint64_t n = declared;
   if (n > fits) {
     if (!stream.truncated)
-      diags.warn(where, "claims " + num(declared) + " ranges, only " + num(fits) +
-                            " fit in its " + num(bytes.size()) + " bytes");
+      diags.warn(where, "claims " + num(declared) + " ranges, only " + num(fits) + " fit in its " +
+                            num(bytes.size()) + " bytes");
     n = fits;
   }
   out.reserve(static_cast<size_t>(n));
@@ -242,9 +244,10 @@ std::vector<MemoryRange> parseMemory64List(ArrayRef<uint8_t> file, const Stream 
     if (size == 0)
       continue;
     if (rva >= file.size()) {
-      diags.warn(where, "range " + num(i) + " at " + hexAddress(start) + ": its data at file offset " +
-                            hexAddress(rva) + " lies past the end of the file; it and " +
-                            num(n - i - 1) + " later ranges not read");
+      diags.warn(where, "range " + num(i) + " at " + hexAddress(start) +
+                            ": its data at file offset " + hexAddress(rva) +
+                            " lies past the end of the file; it and " + num(n - i - 1) +
+                            " later ranges not read");
       break;
     }
     uint64_t avail = file.size() - rva;
@@ -287,8 +290,8 @@ std::optional<std::vector<MemoryInfoEntry>> parseMemoryInfoList(const Stream &st
   uint64_t n = declared;
   if (n > fits) {
     if (!stream.truncated)
-      diags.warn(where, "claims " + num(declared) + " entries, only " + num(fits) +
-                            " fit in its " + num(stream.bytes.size()) + " bytes");
+      diags.warn(where, "claims " + num(declared) + " entries, only " + num(fits) + " fit in its " +
+                            num(stream.bytes.size()) + " bytes");
     n = fits;
   }
   std::vector<MemoryInfoEntry> out;
@@ -309,14 +312,25 @@ std::optional<std::vector<MemoryInfoEntry>> parseMemoryInfoList(const Stream &st
 Permissions permsFromProtect(uint32_t protect) {
   Permissions p;
   switch (protect & 0xff) {
-  case 0x02: p.read = true; break;                                 // READONLY
-  case 0x04:                                                       // READWRITE
-  case 0x08: p.read = p.write = true; break;                       // WRITECOPY
-  case 0x10: p.execute = true; break;                              // EXECUTE
-  case 0x20: p.read = p.execute = true; break;                     // EXECUTE_READ
-  case 0x40:                                                       // EXECUTE_READWRITE
-  case 0x80: p.read = p.write = p.execute = true; break;           // EXECUTE_WRITECOPY
-  default: break;                                                  // NOACCESS, 0, combinations
+  case 0x02:
+    p.read = true;
+    break;   // READONLY
+  case 0x04: // READWRITE
+  case 0x08:
+    p.read = p.write = true;
+    break; // WRITECOPY
+  case 0x10:
+    p.execute = true;
+    break; // EXECUTE
+  case 0x20:
+    p.read = p.execute = true;
+    break;   // EXECUTE_READ
+  case 0x40: // EXECUTE_READWRITE
+  case 0x80:
+    p.read = p.write = p.execute = true;
+    break; // EXECUTE_WRITECOPY
+  default:
+    break; // NOACCESS, 0, combinations
   }
   return p;
 }
@@ -349,15 +363,18 @@ std::optional<uint64_t> stackPointerFromContext(uint16_t arch, ArrayRef<uint8_t>
     return read64(context, offset);
   };
   switch (static_cast<md::ProcessorArchitecture>(arch)) {
-  case md::ProcessorArchitecture::AMD64: return word64(0x98);
+  case md::ProcessorArchitecture::AMD64:
+    return word64(0x98);
   case md::ProcessorArchitecture::ARM64:
-  case md::ProcessorArchitecture::BP_ARM64: return word64(0x100);
+  case md::ProcessorArchitecture::BP_ARM64:
+    return word64(0x100);
   case md::ProcessorArchitecture::X86:
   case md::ProcessorArchitecture::X86Win64:
     if (context.size() < 0xc8)
       return std::nullopt;
     return read32(context, 0xc4);
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -469,12 +486,24 @@ std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics
   SystemInfo &info = e.info;
   using Arch = md::ProcessorArchitecture;
   switch (static_cast<Arch>(e.arch)) {
-  case Arch::AMD64: info.arch = "x86_64"; info.pointer_size = 8; break;
+  case Arch::AMD64:
+    info.arch = "x86_64";
+    info.pointer_size = 8;
+    break;
   case Arch::ARM64:
-  case Arch::BP_ARM64: info.arch = "aarch64"; info.pointer_size = 8; break;
+  case Arch::BP_ARM64:
+    info.arch = "aarch64";
+    info.pointer_size = 8;
+    break;
   case Arch::X86:
-  case Arch::X86Win64: info.arch = "x86"; info.pointer_size = 4; break;
-  case Arch::ARM: info.arch = "arm"; info.pointer_size = 4; break;
+  case Arch::X86Win64:
+    info.arch = "x86";
+    info.pointer_size = 4;
+    break;
+  case Arch::ARM:
+    info.arch = "arm";
+    info.pointer_size = 4;
+    break;
   default:
     info.arch = "machine-" + std::to_string(e.arch);
     info.pointer_size = 8;
@@ -485,16 +514,36 @@ std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics
   case OS::Win32S:
   case OS::Win32Windows:
   case OS::Win32NT:
-  case OS::Win32CE: info.os = "windows"; break;
-  case OS::MacOSX: info.os = "macos"; break;
-  case OS::IOS: info.os = "ios"; break;
-  case OS::Linux: info.os = "linux"; break;
-  case OS::Android: info.os = "android"; break;
-  case OS::Solaris: info.os = "solaris"; break;
-  case OS::Unix: info.os = "unix"; break;
-  case OS::PS3: info.os = "ps3"; break;
-  case OS::NaCl: info.os = "nacl"; break;
-  default: info.os = "unknown"; break;
+  case OS::Win32CE:
+    info.os = "windows";
+    break;
+  case OS::MacOSX:
+    info.os = "macos";
+    break;
+  case OS::IOS:
+    info.os = "ios";
+    break;
+  case OS::Linux:
+    info.os = "linux";
+    break;
+  case OS::Android:
+    info.os = "android";
+    break;
+  case OS::Solaris:
+    info.os = "solaris";
+    break;
+  case OS::Unix:
+    info.os = "unix";
+    break;
+  case OS::PS3:
+    info.os = "ps3";
+    break;
+  case OS::NaCl:
+    info.os = "nacl";
+    break;
+  default:
+    info.os = "unknown";
+    break;
   }
   info.little_endian = true; // every architecture above runs little-endian in minidumps
   return e;

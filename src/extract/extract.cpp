@@ -209,6 +209,7 @@ llvm::Error extractBuffers(const AddressSpace &memory, llvm::ArrayRef<Buffer> bu
   result.files.clear();
   result.bytes_written = 0;
   result.duplicates = 0;
+  result.diagnostics = Diagnostics();
   if (llvm::Error e = prepareDirectory(dir, options.force))
     return e;
 

@@ -28,38 +28,70 @@ struct MethodName {
 // AMQP 0-9-1 method table (including RabbitMQ's extensions: confirm, basic.nack, exchange.bind,
 // connection.blocked/update-secret).
 constexpr MethodName kMethods[] = {
-    {10, 10, "connection.start"},     {10, 11, "connection.start-ok"},
-    {10, 20, "connection.secure"},    {10, 21, "connection.secure-ok"},
-    {10, 30, "connection.tune"},      {10, 31, "connection.tune-ok"},
-    {10, 40, "connection.open"},      {10, 41, "connection.open-ok"},
-    {10, 50, "connection.close"},     {10, 51, "connection.close-ok"},
-    {10, 60, "connection.blocked"},   {10, 61, "connection.unblocked"},
-    {10, 70, "connection.update-secret"}, {10, 71, "connection.update-secret-ok"},
-    {20, 10, "channel.open"},         {20, 11, "channel.open-ok"},
-    {20, 20, "channel.flow"},         {20, 21, "channel.flow-ok"},
-    {20, 40, "channel.close"},        {20, 41, "channel.close-ok"},
-    {40, 10, "exchange.declare"},     {40, 11, "exchange.declare-ok"},
-    {40, 20, "exchange.delete"},      {40, 21, "exchange.delete-ok"},
-    {40, 30, "exchange.bind"},        {40, 31, "exchange.bind-ok"},
-    {40, 40, "exchange.unbind"},      {40, 51, "exchange.unbind-ok"},
-    {50, 10, "queue.declare"},        {50, 11, "queue.declare-ok"},
-    {50, 20, "queue.bind"},           {50, 21, "queue.bind-ok"},
-    {50, 30, "queue.purge"},          {50, 31, "queue.purge-ok"},
-    {50, 40, "queue.delete"},         {50, 41, "queue.delete-ok"},
-    {50, 50, "queue.unbind"},         {50, 51, "queue.unbind-ok"},
-    {60, 10, "basic.qos"},            {60, 11, "basic.qos-ok"},
-    {60, 20, "basic.consume"},        {60, 21, "basic.consume-ok"},
-    {60, 30, "basic.cancel"},         {60, 31, "basic.cancel-ok"},
-    {60, 40, "basic.publish"},        {60, 50, "basic.return"},
-    {60, 60, "basic.deliver"},        {60, 70, "basic.get"},
-    {60, 71, "basic.get-ok"},         {60, 72, "basic.get-empty"},
-    {60, 80, "basic.ack"},            {60, 90, "basic.reject"},
-    {60, 100, "basic.recover-async"}, {60, 110, "basic.recover"},
-    {60, 111, "basic.recover-ok"},    {60, 120, "basic.nack"},
-    {85, 10, "confirm.select"},       {85, 11, "confirm.select-ok"},
-    {90, 10, "tx.select"},            {90, 11, "tx.select-ok"},
-    {90, 20, "tx.commit"},            {90, 21, "tx.commit-ok"},
-    {90, 30, "tx.rollback"},          {90, 31, "tx.rollback-ok"},
+    {10, 10, "connection.start"},
+    {10, 11, "connection.start-ok"},
+    {10, 20, "connection.secure"},
+    {10, 21, "connection.secure-ok"},
+    {10, 30, "connection.tune"},
+    {10, 31, "connection.tune-ok"},
+    {10, 40, "connection.open"},
+    {10, 41, "connection.open-ok"},
+    {10, 50, "connection.close"},
+    {10, 51, "connection.close-ok"},
+    {10, 60, "connection.blocked"},
+    {10, 61, "connection.unblocked"},
+    {10, 70, "connection.update-secret"},
+    {10, 71, "connection.update-secret-ok"},
+    {20, 10, "channel.open"},
+    {20, 11, "channel.open-ok"},
+    {20, 20, "channel.flow"},
+    {20, 21, "channel.flow-ok"},
+    {20, 40, "channel.close"},
+    {20, 41, "channel.close-ok"},
+    {40, 10, "exchange.declare"},
+    {40, 11, "exchange.declare-ok"},
+    {40, 20, "exchange.delete"},
+    {40, 21, "exchange.delete-ok"},
+    {40, 30, "exchange.bind"},
+    {40, 31, "exchange.bind-ok"},
+    {40, 40, "exchange.unbind"},
+    {40, 51, "exchange.unbind-ok"},
+    {50, 10, "queue.declare"},
+    {50, 11, "queue.declare-ok"},
+    {50, 20, "queue.bind"},
+    {50, 21, "queue.bind-ok"},
+    {50, 30, "queue.purge"},
+    {50, 31, "queue.purge-ok"},
+    {50, 40, "queue.delete"},
+    {50, 41, "queue.delete-ok"},
+    {50, 50, "queue.unbind"},
+    {50, 51, "queue.unbind-ok"},
+    {60, 10, "basic.qos"},
+    {60, 11, "basic.qos-ok"},
+    {60, 20, "basic.consume"},
+    {60, 21, "basic.consume-ok"},
+    {60, 30, "basic.cancel"},
+    {60, 31, "basic.cancel-ok"},
+    {60, 40, "basic.publish"},
+    {60, 50, "basic.return"},
+    {60, 60, "basic.deliver"},
+    {60, 70, "basic.get"},
+    {60, 71, "basic.get-ok"},
+    {60, 72, "basic.get-empty"},
+    {60, 80, "basic.ack"},
+    {60, 90, "basic.reject"},
+    {60, 100, "basic.recover-async"},
+    {60, 110, "basic.recover"},
+    {60, 111, "basic.recover-ok"},
+    {60, 120, "basic.nack"},
+    {85, 10, "confirm.select"},
+    {85, 11, "confirm.select-ok"},
+    {90, 10, "tx.select"},
+    {90, 11, "tx.select-ok"},
+    {90, 20, "tx.commit"},
+    {90, 21, "tx.commit-ok"},
+    {90, 30, "tx.rollback"},
+    {90, 31, "tx.rollback-ok"},
 };
 
 enum class FrameStatus : uint8_t { Whole, Cut, Bad };
@@ -194,8 +226,8 @@ public:
       r.details.set("channel", uint64_t(layout->frames.front().channel));
     if (layout->class_id) {
       r.details.set("method", amqpMethodName(layout->class_id, layout->method_id).str());
-      r.details.set("method_id", std::to_string(layout->class_id) + "/" +
-                                     std::to_string(layout->method_id));
+      r.details.set("method_id",
+                    std::to_string(layout->class_id) + "/" + std::to_string(layout->method_id));
     }
     uint64_t body_bytes = 0;
     const AmqpFrame *first_body = nullptr;
@@ -248,14 +280,16 @@ std::vector<llvm::ArrayRef<uint8_t>> amqpBodies(llvm::ArrayRef<uint8_t> data) {
       bodies.push_back(data.slice(frame.offset + 7, frame.size));
   if (layout->truncated && data.size() - layout->length >= 7 && data[layout->length] == kBody) {
     const size_t start = layout->length + 7;
-    bodies.push_back(data.slice(start, std::min<uint64_t>(be32(data.data() + layout->length + 3),
-                                                          data.size() - start)));
+    bodies.push_back(data.slice(
+        start, std::min<uint64_t>(be32(data.data() + layout->length + 3), data.size() - start)));
   }
   return bodies;
 }
 
 namespace sniffimpl {
-std::unique_ptr<Sniffer> makeAmqpSniffer() { return std::make_unique<AmqpSniffer>(); }
+std::unique_ptr<Sniffer> makeAmqpSniffer() {
+  return std::make_unique<AmqpSniffer>();
+}
 } // namespace sniffimpl
 
 } // namespace dumpsift

@@ -24,15 +24,24 @@ bool knownZipMethod(unsigned m) {
 
 const char *zipMethodName(unsigned m) {
   switch (m) {
-  case 0: return "stored";
-  case 8: return "deflate";
-  case 9: return "deflate64";
-  case 12: return "bzip2";
-  case 14: return "lzma";
-  case 93: return "zstd";
-  case 95: return "xz";
-  case 99: return "aes";
-  default: return "other";
+  case 0:
+    return "stored";
+  case 8:
+    return "deflate";
+  case 9:
+    return "deflate64";
+  case 12:
+    return "bzip2";
+  case 14:
+    return "lzma";
+  case 93:
+    return "zstd";
+  case 95:
+    return "xz";
+  case 99:
+    return "aes";
+  default:
+    return "other";
   }
 }
 
@@ -182,7 +191,11 @@ public:
 
 } // namespace
 
-std::unique_ptr<Sniffer> makeZipSniffer() { return std::make_unique<ZipSniffer>(); }
-std::unique_ptr<Sniffer> makePdfSniffer() { return std::make_unique<PdfSniffer>(); }
+std::unique_ptr<Sniffer> makeZipSniffer() {
+  return std::make_unique<ZipSniffer>();
+}
+std::unique_ptr<Sniffer> makePdfSniffer() {
+  return std::make_unique<PdfSniffer>();
+}
 
 } // namespace dumpsift::sniffimpl

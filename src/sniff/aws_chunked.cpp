@@ -31,7 +31,9 @@ struct ChunkLine {
 };
 
 /// True for a lowercase hex digit (SigV4 signatures are lowercase hex).
-bool isLowerHex(uint8_t c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool isLowerHex(uint8_t c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
 /// Parses "<hex>;chunk-signature=<sig>\r\n" or "<hex>\r\n" at `p`. Cut means the buffer ends
 /// while the line is still well-formed so far; Bad means it is not a chunk header. No allocation.
@@ -169,17 +171,16 @@ bool walkAwsChunked(Bytes d, AwsChunkedLayout &layout) {
   if (!is_signed) {
     // Unsigned bodies are plain chunked encoding: demand a confirmed structure.
     const bool second_header = layout.chunks.size() >= 2;
-    const bool checksum_trailer =
-        std::any_of(layout.trailer_names.begin(), layout.trailer_names.end(),
-                    [](const std::string &name) {
-                      return llvm::StringRef(name).startswith("x-amz-checksum-");
-                    });
+    const bool checksum_trailer = std::any_of(
+        layout.trailer_names.begin(), layout.trailer_names.end(), [](const std::string &name) {
+          return llvm::StringRef(name).startswith("x-amz-checksum-");
+        });
     if (!second_header && !checksum_trailer)
       return false;
   }
-  layout.variant = is_signed ? (trailers ? AwsChunkedVariant::SignedTrailer : AwsChunkedVariant::Signed)
-                             : (trailers ? AwsChunkedVariant::UnsignedTrailer
-                                         : AwsChunkedVariant::Unsigned);
+  layout.variant =
+      is_signed ? (trailers ? AwsChunkedVariant::SignedTrailer : AwsChunkedVariant::Signed)
+                : (trailers ? AwsChunkedVariant::UnsignedTrailer : AwsChunkedVariant::Unsigned);
   return true;
 }
 
@@ -225,8 +226,8 @@ public:
     r.details.set("variant", awsChunkedVariantName(layout->variant).str());
     r.details.set("signed", layout->signature_chars != 0);
     if (layout->signature_chars)
-      r.details.set("signature",
-                    std::string(layout->signature_chars == kHmacChars ? "hmac-sha256" : "ecdsa-p256"));
+      r.details.set("signature", std::string(layout->signature_chars == kHmacChars ? "hmac-sha256"
+                                                                                   : "ecdsa-p256"));
     r.details.set("chunk_count", uint64_t(layout->chunks.size()));
     std::vector<uint64_t> sizes;
     for (size_t i = 0; i < layout->chunks.size() && i < kMaxListedSizes; ++i)
@@ -257,10 +258,14 @@ public:
 
 llvm::StringRef awsChunkedVariantName(AwsChunkedVariant variant) {
   switch (variant) {
-  case AwsChunkedVariant::Signed: return "signed";
-  case AwsChunkedVariant::SignedTrailer: return "signed-trailer";
-  case AwsChunkedVariant::Unsigned: return "unsigned";
-  case AwsChunkedVariant::UnsignedTrailer: return "unsigned-trailer";
+  case AwsChunkedVariant::Signed:
+    return "signed";
+  case AwsChunkedVariant::SignedTrailer:
+    return "signed-trailer";
+  case AwsChunkedVariant::Unsigned:
+    return "unsigned";
+  case AwsChunkedVariant::UnsignedTrailer:
+    return "unsigned-trailer";
   }
   return "signed";
 }
@@ -284,7 +289,9 @@ std::vector<llvm::ArrayRef<uint8_t>> awsChunkedPayload(llvm::ArrayRef<uint8_t> d
 }
 
 namespace sniffimpl {
-std::unique_ptr<Sniffer> makeAwsChunkedSniffer() { return std::make_unique<AwsChunkedSniffer>(); }
+std::unique_ptr<Sniffer> makeAwsChunkedSniffer() {
+  return std::make_unique<AwsChunkedSniffer>();
+}
 } // namespace sniffimpl
 
 } // namespace dumpsift

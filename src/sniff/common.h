@@ -16,19 +16,32 @@ namespace dumpsift::sniffimpl {
 using Bytes = llvm::ArrayRef<uint8_t>;
 
 /// Big- and little-endian loads from `p`; the caller has checked that the bytes exist.
-inline uint16_t be16(const uint8_t *p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+inline uint16_t be16(const uint8_t *p) {
+  return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
 inline uint32_t be32(const uint8_t *p) {
   return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
 }
-inline uint64_t be64(const uint8_t *p) { return uint64_t(be32(p)) << 32 | be32(p + 4); }
-inline uint16_t le16(const uint8_t *p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-inline uint32_t le24(const uint8_t *p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16; }
-inline uint32_t le32(const uint8_t *p) { return le24(p) | uint32_t(p[3]) << 24; }
-inline uint64_t le64(const uint8_t *p) { return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32; }
+inline uint64_t be64(const uint8_t *p) {
+  return uint64_t(be32(p)) << 32 | be32(p + 4);
+}
+inline uint16_t le16(const uint8_t *p) {
+  return static_cast<uint16_t>(p[0] | p[1] << 8);
+}
+inline uint32_t le24(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16;
+}
+inline uint32_t le32(const uint8_t *p) {
+  return le24(p) | uint32_t(p[3]) << 24;
+}
+inline uint64_t le64(const uint8_t *p) {
+  return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
+}
 
 /// True when `data` starts with the bytes of `literal`.
 inline bool startsWith(Bytes data, llvm::StringRef literal) {
-  return data.size() >= literal.size() && std::memcmp(data.data(), literal.data(), literal.size()) == 0;
+  return data.size() >= literal.size() &&
+         std::memcmp(data.data(), literal.data(), literal.size()) == 0;
 }
 
 /// True when data[at..] starts with `literal` (false when it would run past the end).
@@ -48,7 +61,9 @@ inline int hexValue(uint8_t c) {
 }
 
 /// ASCII lower-casing of one byte.
-inline uint8_t lowerAscii(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+inline uint8_t lowerAscii(uint8_t c) {
+  return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
 
 /// True when data[at..] starts with `lower_literal` compared case-insensitively (ASCII).
 bool hasAtNoCase(Bytes data, size_t at, llvm::StringRef lower_literal);

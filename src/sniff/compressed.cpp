@@ -3,17 +3,16 @@
 // 8878) is confirmed by walking the frame header and block headers without decompressing.
 #include "common.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <zlib.h>
 
 namespace dumpsift::sniffimpl {
 namespace {
 
-/// Inflate budget per buffer: at most this much input is offered and this much output produced, so a
-/// decompression bomb costs about one millisecond.
+/// Inflate budget per buffer: at most this much input is offered and this much output produced, so
+/// a decompression bomb costs about one millisecond.
 constexpr size_t kInflateInputBudget = 1u << 20;
 constexpr uint64_t kInflateOutputBudget = 4u << 20;
 /// How much of the inflated data is sniffed for payload_kind.
@@ -85,10 +84,10 @@ SniffResult inflateResult(ContentKind kind, Bytes data, const InflateOutcome &o,
   }
   r.details.set("complete", complete);
   r.details.set("truncated", o.status == InflateStatus::Truncated);
-  r.details.set("status", std::string(complete                                ? "complete"
+  r.details.set("status", std::string(complete                               ? "complete"
                                       : o.status == InflateStatus::Truncated ? "truncated"
                                       : o.status == InflateStatus::Budget    ? "budget"
-                                                                              : "corrupt"));
+                                                                             : "corrupt"));
   if (complete)
     r.details.set("compressed_length", o.consumed);
   r.details.set("uncompressed_bytes", o.produced);
@@ -311,8 +310,14 @@ public:
 
 } // namespace
 
-std::unique_ptr<Sniffer> makeGzipSniffer() { return std::make_unique<GzipSniffer>(); }
-std::unique_ptr<Sniffer> makeZlibSniffer() { return std::make_unique<ZlibSniffer>(); }
-std::unique_ptr<Sniffer> makeZstdSniffer() { return std::make_unique<ZstdSniffer>(); }
+std::unique_ptr<Sniffer> makeGzipSniffer() {
+  return std::make_unique<GzipSniffer>();
+}
+std::unique_ptr<Sniffer> makeZlibSniffer() {
+  return std::make_unique<ZlibSniffer>();
+}
+std::unique_ptr<Sniffer> makeZstdSniffer() {
+  return std::make_unique<ZstdSniffer>();
+}
 
 } // namespace dumpsift::sniffimpl

@@ -255,8 +255,14 @@ public:
 
 } // namespace
 
-std::unique_ptr<Sniffer> makeGifSniffer() { return std::make_unique<GifSniffer>(); }
-std::unique_ptr<Sniffer> makeWebpSniffer() { return std::make_unique<WebpSniffer>(); }
-std::unique_ptr<Sniffer> makeBmpSniffer() { return std::make_unique<BmpSniffer>(); }
+std::unique_ptr<Sniffer> makeGifSniffer() {
+  return std::make_unique<GifSniffer>();
+}
+std::unique_ptr<Sniffer> makeWebpSniffer() {
+  return std::make_unique<WebpSniffer>();
+}
+std::unique_ptr<Sniffer> makeBmpSniffer() {
+  return std::make_unique<BmpSniffer>();
+}
 
 } // namespace dumpsift::sniffimpl

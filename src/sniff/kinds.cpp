@@ -9,17 +9,27 @@ struct KindInfo {
   const char *extension;
 };
 constexpr KindInfo kKinds[] = {
-    {ContentKind::Jpeg, "jpeg", "jpg"},         {ContentKind::Png, "png", "png"},
-    {ContentKind::Gif, "gif", "gif"},           {ContentKind::Webp, "webp", "webp"},
-    {ContentKind::Bmp, "bmp", "bmp"},           {ContentKind::Gzip, "gzip", "gz"},
-    {ContentKind::Zlib, "zlib", "zlib"},        {ContentKind::Zstd, "zstd", "zst"},
-    {ContentKind::Zip, "zip", "zip"},           {ContentKind::Pdf, "pdf", "pdf"},
+    {ContentKind::Jpeg, "jpeg", "jpg"},
+    {ContentKind::Png, "png", "png"},
+    {ContentKind::Gif, "gif", "gif"},
+    {ContentKind::Webp, "webp", "webp"},
+    {ContentKind::Bmp, "bmp", "bmp"},
+    {ContentKind::Gzip, "gzip", "gz"},
+    {ContentKind::Zlib, "zlib", "zlib"},
+    {ContentKind::Zstd, "zstd", "zst"},
+    {ContentKind::Zip, "zip", "zip"},
+    {ContentKind::Pdf, "pdf", "pdf"},
     {ContentKind::AwsChunked, "aws-chunked", "aws-chunked.bin"},
-    {ContentKind::Amqp, "amqp", "amqp.bin"},    {ContentKind::Http, "http", "http.txt"},
-    {ContentKind::Json, "json", "json"},        {ContentKind::Xml, "xml", "xml"},
-    {ContentKind::Html, "html", "html"},        {ContentKind::Text, "text", "txt"},
-    {ContentKind::Utf16, "utf16", "utf16.txt"}, {ContentKind::Zero, "zero", "bin"},
-    {ContentKind::Random, "random", "bin"},     {ContentKind::Unknown, "unknown", "bin"},
+    {ContentKind::Amqp, "amqp", "amqp.bin"},
+    {ContentKind::Http, "http", "http.txt"},
+    {ContentKind::Json, "json", "json"},
+    {ContentKind::Xml, "xml", "xml"},
+    {ContentKind::Html, "html", "html"},
+    {ContentKind::Text, "text", "txt"},
+    {ContentKind::Utf16, "utf16", "utf16.txt"},
+    {ContentKind::Zero, "zero", "bin"},
+    {ContentKind::Random, "random", "bin"},
+    {ContentKind::Unknown, "unknown", "bin"},
 };
 } // namespace
 

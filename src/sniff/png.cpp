@@ -1,6 +1,6 @@
-// PNG (PNG specification 1.2, chapter 3): signature, IHDR (fields and CRC checked), then a walk over
-// chunks (length + type + data + CRC) to IEND. Only IHDR's CRC is checked; other chunks are skipped
-// by length, so the walk is O(chunks).
+// PNG (PNG specification 1.2, chapter 3): signature, IHDR (fields and CRC checked), then a walk
+// over chunks (length + type + data + CRC) to IEND. Only IHDR's CRC is checked; other chunks are
+// skipped by length, so the walk is O(chunks).
 #include "common.h"
 
 #include <zlib.h>
@@ -26,12 +26,16 @@ bool isChunkType(const uint8_t *t) {
 /// True when the bit depth is allowed for the colour type (spec table 11.1).
 bool validDepth(uint8_t color_type, uint8_t depth) {
   switch (color_type) {
-  case 0: return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
-  case 3: return depth == 1 || depth == 2 || depth == 4 || depth == 8;
+  case 0:
+    return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
+  case 3:
+    return depth == 1 || depth == 2 || depth == 4 || depth == 8;
   case 2:
   case 4:
-  case 6: return depth == 8 || depth == 16;
-  default: return false;
+  case 6:
+    return depth == 8 || depth == 16;
+  default:
+    return false;
   }
 }
 
@@ -113,6 +117,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Sniffer> makePngSniffer() { return std::make_unique<PngSniffer>(); }
+std::unique_ptr<Sniffer> makePngSniffer() {
+  return std::make_unique<PngSniffer>();
+}
 
 } // namespace dumpsift::sniffimpl

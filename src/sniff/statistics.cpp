@@ -11,8 +11,14 @@
 namespace dumpsift::sniffimpl {
 namespace {
 
-/// Text is validated over at most this many bytes; past that, its end is the first NUL.
-constexpr size_t kTextScan = 16u << 10;
+/// Text is validated over at most this many bytes; past that, its end is the first NUL within
+/// kTextEndScan (else the buffer end, estimated).
+constexpr size_t kTextScan = 8u << 10;
+constexpr size_t kTextEndScan = 1u << 20;
+/// Buffers up to this size are checked for "all zero" completely; larger ones on a sample.
+constexpr size_t kZeroFullCheck = 16u << 20;
+constexpr size_t kZeroSampleWindow = 64u << 10;
+constexpr unsigned kZeroSampleWindows = 64;
 /// A runtime header (an object header, a length prefix) may precede text: starts up to this
 /// offset are tried when the buffer does not start with text.
 constexpr size_t kMaxHeaderSkip = 64;
@@ -22,7 +28,29 @@ constexpr size_t kSampleWindow = 1024, kSampleBytes = 4 * kSampleWindow;
 
 /// True when every byte of `d` is zero (memcmp against itself shifted by one: memory speed).
 bool allZero(Bytes d) {
-  return !d.empty() && d[0] == 0 && (d.size() == 1 || std::memcmp(d.data(), d.data() + 1, d.size() - 1) == 0);
+  return !d.empty() && d[0] == 0 &&
+         (d.size() == 1 || std::memcmp(d.data(), d.data() + 1, d.size() - 1) == 0);
+}
+
+/// allZero on buffers up to kZeroFullCheck; above that, on kZeroSampleWindows windows spread
+/// evenly, the first and the last included (`sampled` is then set).
+bool zeroBuffer(Bytes d, bool &sampled) {
+  sampled = d.size() > kZeroFullCheck;
+  if (!sampled)
+    return allZero(d);
+  const size_t stride = (d.size() - kZeroSampleWindow) / (kZeroSampleWindows - 1);
+  for (unsigned w = 0; w < kZeroSampleWindows; ++w)
+    if (!allZero(d.slice(size_t(w) * stride, kZeroSampleWindow)))
+      return false;
+  return true;
+}
+
+/// True when none of the 8 bytes in `w` is below 0x20 or above 0x7e (SWAR: printable ASCII).
+inline bool allPrintable8(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh; // some byte < 0x20 (or >= 0x80)
+  const uint64_t del_or_high = (w + kOnes * 0x01) | w;          // some byte >= 0x7f
+  return ((below_space | del_or_high) & kHigh) == 0;
 }
 
 enum class Stop : uint8_t { End, Nul, Invalid, Limit };
@@ -76,6 +104,14 @@ TextRun scanText(Bytes d, size_t start) {
   const size_t n = std::min(d.size(), start + kTextScan);
   size_t i = start;
   while (i < n) {
+    if (i + 8 <= n) { // fast path: eight printable ASCII bytes
+      uint64_t w;
+      std::memcpy(&w, d.data() + i, 8);
+      if (allPrintable8(w)) {
+        i += 8;
+        continue;
+      }
+    }
     const uint8_t c = d[i];
     if (c < 0x80) {
       if (!isTextAscii(c)) {
@@ -108,10 +144,14 @@ TextRun scanText(Bytes d, size_t start) {
 bool acceptText(const TextRun &run, size_t start) {
   const size_t min_terminated = start ? 32 : 16;
   switch (run.stop) {
-  case Stop::Limit: return true;
-  case Stop::End: return run.length >= (start ? 32 : 4);
-  case Stop::Nul: return run.length >= min_terminated;
-  case Stop::Invalid: return run.length >= 256;
+  case Stop::Limit:
+    return true;
+  case Stop::End:
+    return run.length >= (start ? 32 : 4);
+  case Stop::Nul:
+    return run.length >= min_terminated;
+  case Stop::Invalid:
+    return run.length >= 256;
   }
   return false;
 }
@@ -137,7 +177,8 @@ std::optional<SniffResult> classifyText(Bytes d) {
   bool estimated = false;
   if (run.stop == Stop::Limit) {
     const size_t from = start + run.length;
-    const void *nul = std::memchr(d.data() + from, 0, d.size() - from);
+    const size_t to = std::min(d.size(), from + kTextEndScan);
+    const void *nul = std::memchr(d.data() + from, 0, to - from);
     length = (nul ? static_cast<size_t>(static_cast<const uint8_t *>(nul) - d.data()) : d.size()) -
              start;
     estimated = true;
@@ -154,6 +195,9 @@ std::optional<SniffResult> classifyText(Bytes d) {
 // ---------------------------------------------------------------------------------------------
 
 constexpr size_t kUtf16ScanUnits = 8192;
+/// Without a BOM, a run that is neither mostly ASCII nor one script after this many units is
+/// abandoned (random data looks like endless CJK otherwise).
+constexpr size_t kUtf16Checkpoint = 32;
 
 struct Utf16Run {
   size_t units = 0; // code units of text
@@ -164,15 +208,18 @@ struct Utf16Run {
 
 /// Scans UTF-16 code units from `start` in the given byte order: text characters, valid surrogate
 /// pairs; stops at U+0000, a control character, a lone surrogate or a noncharacter.
-Utf16Run scanUtf16(Bytes d, size_t start, bool big_endian) {
+Utf16Run scanUtf16(Bytes d, size_t start, bool big_endian, bool bom) {
   Utf16Run run;
   const size_t n = std::min(d.size(), start + 2 * kUtf16ScanUnits);
   uint8_t high = 0;
   size_t i = start;
-  auto unit = [&](size_t at) {
-    return big_endian ? be16(d.data() + at) : le16(d.data() + at);
-  };
+  auto unit = [&](size_t at) { return big_endian ? be16(d.data() + at) : le16(d.data() + at); };
   while (i + 2 <= n) {
+    if (!bom && run.units == kUtf16Checkpoint && run.ascii * 2 < run.units &&
+        run.same_high * 5 < run.non_ascii * 4) {
+      run.stop = Stop::Invalid;
+      break;
+    }
     const uint16_t u = unit(i);
     if (u == 0) {
       run.stop = Stop::Nul;
@@ -228,14 +275,16 @@ bool acceptUtf16(const Utf16Run &run, size_t start, bool bom) {
     return false;
   if (bom)
     return true;
-  return run.ascii * 2 >= run.units ||
-         (run.units >= 16 && run.same_high * 5 >= run.non_ascii * 4);
+  return run.ascii * 2 >= run.units || (run.units >= 16 && run.same_high * 5 >= run.non_ascii * 4);
 }
 
 std::optional<SniffResult> classifyUtf16(Bytes d) {
   if (d.size() < 8)
     return std::nullopt;
   for (size_t start = 0; start <= kMaxHeaderSkip && start + 8 <= d.size(); start += 2) {
+    // A skipped runtime header holds lengths and pointers: it has a NUL somewhere.
+    if (start && !std::memchr(d.data(), 0, start))
+      continue;
     bool bom = false, big_endian = false;
     size_t text = start;
     if (d[start] == 0xFF && d[start + 1] == 0xFE) {
@@ -247,7 +296,7 @@ std::optional<SniffResult> classifyUtf16(Bytes d) {
     }
     for (int order = 0; order < (bom ? 1 : 2); ++order) {
       const bool be = bom ? big_endian : order == 1;
-      const Utf16Run run = scanUtf16(d, text, be);
+      const Utf16Run run = scanUtf16(d, text, be, bom);
       if (!acceptUtf16(run, start, bom))
         continue;
       uint64_t length = text - start + 2 * run.units;
@@ -323,18 +372,23 @@ double sampleEntropy(Bytes d, size_t &sampled) {
 std::optional<SniffResult> classifyStatistics(Bytes buffer) {
   if (buffer.empty())
     return std::nullopt;
-  if (allZero(buffer))
-    return makeResult(ContentKind::Zero, buffer.size());
+  bool sampled = false;
+  if (zeroBuffer(buffer, sampled)) {
+    SniffResult r = makeResult(ContentKind::Zero, buffer.size());
+    if (sampled)
+      r.details.set("sampled", true);
+    return r;
+  }
   if (std::optional<SniffResult> text = classifyText(buffer))
     return text;
   if (std::optional<SniffResult> utf16 = classifyUtf16(buffer))
     return utf16;
-  size_t sampled = 0;
-  const double entropy = sampleEntropy(buffer, sampled);
+  size_t sample = 0;
+  const double entropy = sampleEntropy(buffer, sample);
   // Uniform random data gives about 7.95 bits/byte over 4 KiB and 7.8 over 1 KiB; deflate and
   // JPEG entropy-coded data come close, machine code and structures stay below 7.
-  const double threshold = sampled >= kSampleBytes ? 7.5 : 7.2;
-  if (sampled < kSampleWindow || entropy < threshold)
+  const double threshold = sample >= kSampleBytes ? 7.5 : 7.2;
+  if (sample < kSampleWindow || entropy < threshold)
     return std::nullopt;
   SniffResult r = makeResult(ContentKind::Random, buffer.size());
   r.details.set("entropy", std::round(entropy * 1000) / 1000);

@@ -14,7 +14,9 @@ namespace {
 constexpr size_t kScanLimit = 64u << 10;
 
 /// True for JSON/XML whitespace.
-bool isSpace(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool isSpace(uint8_t c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 /// The offset after a UTF-8 BOM and whitespace starting at `i` (bounded by `n`).
 size_t skipBomAndSpace(Bytes d, size_t n) {
@@ -28,8 +30,8 @@ size_t skipBomAndSpace(Bytes d, size_t n) {
 // HTTP
 // ---------------------------------------------------------------------------------------------
 
-constexpr llvm::StringRef kHttpMethods[] = {"GET",     "POST",    "PUT",   "DELETE", "HEAD",
-                                            "OPTIONS", "PATCH",   "CONNECT", "TRACE"};
+constexpr llvm::StringRef kHttpMethods[] = {"GET",     "POST",  "PUT",     "DELETE", "HEAD",
+                                            "OPTIONS", "PATCH", "CONNECT", "TRACE"};
 constexpr size_t kMaxTarget = 8192, kMaxHeaderLine = 8192;
 constexpr unsigned kMaxHeaders = 256;
 
@@ -468,7 +470,8 @@ public:
     if (first >= d.size())
       return std::nullopt;
     switch (s.end) {
-    case ScanEnd::Closed: break;
+    case ScanEnd::Closed:
+      break;
     case ScanEnd::Truncated:
     case ScanEnd::Limit:
       if (s.pos < 8)
@@ -507,7 +510,9 @@ bool isNameChar(uint8_t c) {
   return isNameStart(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
 }
 /// Text that may appear in XML character data or attribute values.
-bool isXmlTextByte(uint8_t c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
+bool isXmlTextByte(uint8_t c) {
+  return c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
+}
 
 struct XmlScan {
   ScanEnd end = ScanEnd::Invalid;
@@ -720,7 +725,8 @@ public:
   std::optional<SniffResult> validate(Bytes d) const override {
     const XmlScan s = scanXml(d);
     switch (s.end) {
-    case ScanEnd::Closed: break;
+    case ScanEnd::Closed:
+      break;
     case ScanEnd::Truncated:
     case ScanEnd::Limit:
       if (!s.declaration && s.pos < 64)
@@ -832,8 +838,8 @@ public:
     const uint64_t length = complete ? close + 7 : text_end;
     SniffResult r = makeResult(ContentKind::Html, length, !complete);
     r.details.set("doctype", doctype);
-    const size_t title = findEitherCase(d, start, std::min(scan_end, kHtmlTextCheck * 4), "<title",
-                                        "<TITLE");
+    const size_t title =
+        findEitherCase(d, start, std::min(scan_end, kHtmlTextCheck * 4), "<title", "<TITLE");
     if (title != kNoCandidate) {
       const size_t gt = findLiteralIn(d, title, std::min(scan_end, title + 256), ">");
       if (gt != kNoCandidate) {
@@ -850,9 +856,17 @@ public:
 
 } // namespace
 
-std::unique_ptr<Sniffer> makeHttpSniffer() { return std::make_unique<HttpSniffer>(); }
-std::unique_ptr<Sniffer> makeJsonSniffer() { return std::make_unique<JsonSniffer>(); }
-std::unique_ptr<Sniffer> makeXmlSniffer() { return std::make_unique<XmlSniffer>(); }
-std::unique_ptr<Sniffer> makeHtmlSniffer() { return std::make_unique<HtmlSniffer>(); }
+std::unique_ptr<Sniffer> makeHttpSniffer() {
+  return std::make_unique<HttpSniffer>();
+}
+std::unique_ptr<Sniffer> makeJsonSniffer() {
+  return std::make_unique<JsonSniffer>();
+}
+std::unique_ptr<Sniffer> makeXmlSniffer() {
+  return std::make_unique<XmlSniffer>();
+}
+std::unique_ptr<Sniffer> makeHtmlSniffer() {
+  return std::make_unique<HtmlSniffer>();
+}
 
 } // namespace dumpsift::sniffimpl

@@ -811,8 +811,7 @@ TEST_CASE("elf core: big-endian and 32-bit layouts") {
       size_t prstatus_size = is64 ? 336 : 144;
       size_t pid_at = is64 ? 0x20 : 0x18;
       size_t sp_at = is64 ? 0x70 + 19 * 8 : 0x48 + 15 * 4;
-      b.notes.push_back(
-          {"CORE", 1, b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}})});
+      b.addNote(1, b.desc(prstatus_size, {{pid_at, 77, 4}, {sp_at, 0x20800, b.word()}}));
       std::vector<uint8_t> psinfo = b.desc(is64 ? 136 : 124, {{is64 ? 24u : 12u, 77, 4}});
       std::memcpy(psinfo.data() + (is64 ? 40 : 28), "be", 2);
       b.addNote(3, psinfo);
@@ -859,9 +858,8 @@ TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
     CoreBuilder b;
     b.is64 = c.is64;
     b.machine = c.machine;
-    b.notes.push_back(
-        {"CORE", 1,
-         b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}})});
+    b.addNote(
+        1, b.desc(c.prstatus_size, {{c.is64 ? 0x20 : 0x18, 5, 4}, {c.sp_at, 0x30ff0, b.word()}}));
     b.addLoad(0x30000, 0x1000, counting(0x1000, 1), 6);
     auto snap = mustOpenBytes(b.build());
     CHECK(snap->system.arch == c.arch);

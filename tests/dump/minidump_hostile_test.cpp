@@ -4,14 +4,12 @@
 // nothing with the parser or LLVM's structs, so a wrong offset in the parser fails here instead of
 // being copied into the fixture.
 #include "../../src/dump/minidump_streams.h"
-
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
 #include "support/test_support.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -20,7 +18,8 @@ using namespace dumpsift;
 
 namespace {
 
-// ---- A minimal little-endian minidump writer -----------------------------------------------------
+// ---- A minimal little-endian minidump writer
+// -----------------------------------------------------
 
 // Stream type codes, written out here independently of the parser's constants.
 enum : uint32_t {
@@ -47,7 +46,9 @@ struct Bytes {
   }
   Bytes &u16(uint16_t x) { return u8(x & 0xff).u8(x >> 8); }
   Bytes &u32(uint32_t x) { return u16(x & 0xffff).u16(x >> 16); }
-  Bytes &u64(uint64_t x) { return u32(static_cast<uint32_t>(x)).u32(static_cast<uint32_t>(x >> 32)); }
+  Bytes &u64(uint64_t x) {
+    return u32(static_cast<uint32_t>(x)).u32(static_cast<uint32_t>(x >> 32));
+  }
   Bytes &raw(const std::vector<uint8_t> &b) {
     v.insert(v.end(), b.begin(), b.end());
     return *this;
@@ -88,7 +89,9 @@ public:
     out.raw(data);
     return rva;
   }
-  uint32_t blob(std::string_view data) { return blob(std::vector<uint8_t>(data.begin(), data.end())); }
+  uint32_t blob(std::string_view data) {
+    return blob(std::vector<uint8_t>(data.begin(), data.end()));
+  }
 
   // Appends a stream's bytes and points the next directory slot at them.
   void stream(uint32_t type, const std::vector<uint8_t> &data) {
@@ -126,19 +129,19 @@ private:
 // MINIDUMP_SYSTEM_INFO, 56 bytes.
 std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
   Bytes b;
-  b.u16(arch)      // +0  ProcessorArchitecture
-      .u16(6)      // +2  ProcessorLevel
-      .u16(0)      // +4  ProcessorRevision
-      .u8(4)       // +6  NumberOfProcessors
-      .u8(1)       // +7  ProductType
-      .u32(10)     // +8  MajorVersion
-      .u32(0)      // +12 MinorVersion
-      .u32(19041)  // +16 BuildNumber
+  b.u16(arch)        // +0  ProcessorArchitecture
+      .u16(6)        // +2  ProcessorLevel
+      .u16(0)        // +4  ProcessorRevision
+      .u8(4)         // +6  NumberOfProcessors
+      .u8(1)         // +7  ProductType
+      .u32(10)       // +8  MajorVersion
+      .u32(0)        // +12 MinorVersion
+      .u32(19041)    // +16 BuildNumber
       .u32(platform) // +20 PlatformId
-      .u32(0)      // +24 CSDVersionRva
-      .u16(0)      // +28 SuiteMask
-      .u16(0)      // +30 Reserved2
-      .zeros(24);  // +32 Cpu
+      .u32(0)        // +24 CSDVersionRva
+      .u16(0)        // +28 SuiteMask
+      .u16(0)        // +30 Reserved2
+      .zeros(24);    // +32 Cpu
   REQUIRE(b.size() == 56);
   return b.v;
 }
@@ -195,15 +198,15 @@ std::vector<uint8_t> memoryInfoList(const std::vector<Info> &entries, uint32_t e
   Bytes b;
   b.u32(16).u32(entry_size).u64(count_override ? count_override : entries.size());
   for (const Info &e : entries) {
-    b.u64(e.base)      // +0  BaseAddress
-        .u64(e.base)   // +8  AllocationBase
+    b.u64(e.base)       // +0  BaseAddress
+        .u64(e.base)    // +8  AllocationBase
         .u32(e.protect) // +16 AllocationProtect
-        .u32(0)        // +20 __alignment1
-        .u64(e.size)   // +24 RegionSize
-        .u32(e.state)  // +32 State
+        .u32(0)         // +20 __alignment1
+        .u64(e.size)    // +24 RegionSize
+        .u32(e.state)   // +32 State
         .u32(e.protect) // +36 Protect
-        .u32(e.type)   // +40 Type
-        .u32(0);       // +44 __alignment2
+        .u32(e.type)    // +40 Type
+        .u32(0);        // +44 __alignment2
   }
   return b.v;
 }
@@ -218,7 +221,8 @@ struct ThreadDesc {
 };
 
 // MINIDUMP_THREAD_LIST: u32 count, then 48-byte MINIDUMP_THREAD entries.
-std::vector<uint8_t> threadList(const std::vector<ThreadDesc> &threads, uint32_t count_override = 0) {
+std::vector<uint8_t> threadList(const std::vector<ThreadDesc> &threads,
+                                uint32_t count_override = 0) {
   Bytes b;
   b.u32(count_override ? count_override : static_cast<uint32_t>(threads.size()));
   for (const ThreadDesc &t : threads) {
@@ -249,18 +253,18 @@ std::vector<uint8_t> moduleList(const std::vector<ModuleDesc> &modules) {
   Bytes b;
   b.u32(static_cast<uint32_t>(modules.size()));
   for (const ModuleDesc &m : modules) {
-    b.u64(m.base)          // +0  BaseOfImage
-        .u32(m.size)       // +8  SizeOfImage
-        .u32(0)            // +12 CheckSum
-        .u32(0)            // +16 TimeDateStamp
-        .u32(m.name_rva)   // +20 ModuleNameRva
-        .zeros(52)         // +24 VersionInfo (VS_FIXEDFILEINFO)
-        .u32(m.cv_size)    // +76 CvRecord.DataSize
-        .u32(m.cv_rva)     // +80 CvRecord.Rva
-        .u32(0)            // +84 MiscRecord.DataSize
-        .u32(0)            // +88 MiscRecord.Rva
-        .u64(0)            // +92 Reserved0
-        .u64(0);           // +100 Reserved1
+    b.u64(m.base)        // +0  BaseOfImage
+        .u32(m.size)     // +8  SizeOfImage
+        .u32(0)          // +12 CheckSum
+        .u32(0)          // +16 TimeDateStamp
+        .u32(m.name_rva) // +20 ModuleNameRva
+        .zeros(52)       // +24 VersionInfo (VS_FIXEDFILEINFO)
+        .u32(m.cv_size)  // +76 CvRecord.DataSize
+        .u32(m.cv_rva)   // +80 CvRecord.Rva
+        .u32(0)          // +84 MiscRecord.DataSize
+        .u32(0)          // +88 MiscRecord.Rva
+        .u64(0)          // +92 Reserved0
+        .u64(0);         // +100 Reserved1
   }
   return b.v;
 }
@@ -511,7 +515,7 @@ TEST_CASE("minidump: hand-made Windows dump puts every field where it belongs") 
   CHECK(word == 0x1716151413121110ull);
   CHECK(as.classify(0x30020) == Fault::NotCaptured);
   CHECK(as.classify(0x10000) == Fault::NotCaptured); // reserved: listed, nothing captured
-  CHECK(as.classify(0x5000) == Fault::Unmapped);      // free
+  CHECK(as.classify(0x5000) == Fault::Unmapped);     // free
 }
 
 TEST_CASE("minidump: hand-made Linux dump reads LinuxMaps, status, cmdline and auxv") {
@@ -541,8 +545,7 @@ TEST_CASE("minidump: hand-made Linux dump reads LinuxMaps, status, cmdline and a
   w.stream(MemoryListType, memoryList({{0x700000, 64, heap_rva},
                                        {0x7f0000000000, 32, anon_rva},
                                        {0x7ffc00020000, 0x100, stack_rva}}));
-  w.stream(ThreadListType,
-           threadList({{4322, 0x7ffc00020000, 0x100, stack_rva, 1232, ctx_rva}}));
+  w.stream(ThreadListType, threadList({{4322, 0x7ffc00020000, 0x100, stack_rva, 1232, ctx_rva}}));
   auto snap = mustOpen(w.finish());
   INFO(warningsText(*snap));
 
@@ -697,8 +700,8 @@ TEST_CASE("minidump: a directory claiming 2^32-1 streams reads the entries the f
 TEST_CASE("minidump: stream locations past the end of the file are skipped or clipped") {
   MdmpWriter w(3);
   w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
-  w.entry(MemoryListType, 16, 0x7fffffff);            // wholly past EOF
-  w.entry(LinuxMapsType, 5000, w.next());             // runs past EOF
+  w.entry(MemoryListType, 16, 0x7fffffff); // wholly past EOF
+  w.entry(LinuxMapsType, 5000, w.next());  // runs past EOF
   w.out.text(kTwoMaps);
   auto snap = mustOpen(w.finish());
   INFO(warningsText(*snap));
@@ -843,9 +846,10 @@ TEST_CASE("minidump: lists with lying counts and locations") {
   Bytes huge_name;
   huge_name.u32(0xffffffff).u16('a').u16('b');
   uint32_t huge_rva = w.blob(huge_name.v);
-  w.stream(MemoryListType,
-           memoryList({{0x1000, 16, data_rva}, {0x2000, 16, 0x7ffffff0}, {0x3000, 0x10000, data_rva}},
-                      0xffffffff));
+  w.stream(
+      MemoryListType,
+      memoryList({{0x1000, 16, data_rva}, {0x2000, 16, 0x7ffffff0}, {0x3000, 0x10000, data_rva}},
+                 0xffffffff));
   w.stream(ThreadListType, threadList({{9, 0x1000, 16, data_rva, 1232, 0x7ffffff0}}, 1000));
   w.stream(ModuleListType, moduleList({{0x10000, 0x1000, 0x7ffffff0, 24, 0x7ffffff0},
                                        {0x20000, 0x1000, huge_rva, 0, 0},

@@ -32,7 +32,8 @@ TEST_CASE("minidump streams: /proc/PID/maps lines") {
   CHECK(e->path == "/lib/x86_64-linux-gnu/libc.so");
   CHECK(mdmp::classifyMapsEntry(*e) == RegionClass::Image);
 
-  auto top = mdmp::parseMapsLine("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]");
+  auto top =
+      mdmp::parseMapsLine("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]");
   REQUIRE(top);
   CHECK(top->end == 0xffffffffff601000);
   CHECK(top->perms.str() == "--x");
@@ -47,12 +48,12 @@ TEST_CASE("minidump streams: /proc/PID/maps lines") {
   CHECK(mdmp::classifyMapsEntry(*named) == RegionClass::Anonymous);
 
   CHECK_FALSE(mdmp::parseMapsLine(""));
-  CHECK_FALSE(mdmp::parseMapsLine("2000-1000 rw-p 00000000 00:00 0"));        // end < start
-  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rw-p 00000000 00:00"));          // no inode
-  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rwzp 00000000 00:00 0"));        // bad perms
-  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rw-p 00000000 0000 0"));         // bad dev
+  CHECK_FALSE(mdmp::parseMapsLine("2000-1000 rw-p 00000000 00:00 0"));       // end < start
+  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rw-p 00000000 00:00"));         // no inode
+  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rwzp 00000000 00:00 0"));       // bad perms
+  CHECK_FALSE(mdmp::parseMapsLine("1000-2000 rw-p 00000000 0000 0"));        // bad dev
   CHECK_FALSE(mdmp::parseMapsLine("1000-12345678901234567 rw-p 0 00:00 0")); // overflow
-  CHECK_FALSE(mdmp::parseMapsLine("1000 rw-p 00000000 00:00 0"));             // no end
+  CHECK_FALSE(mdmp::parseMapsLine("1000 rw-p 00000000 00:00 0"));            // no end
 }
 
 TEST_CASE("minidump streams: protections, contexts and CodeView records") {
@@ -82,8 +83,8 @@ TEST_CASE("minidump streams: protections, contexts and CodeView records") {
 
   std::vector<uint8_t> elf = {'L', 'E', 'p', 'B', 0xde, 0xad, 0xbe, 0xef, 0x01};
   CHECK(mdmp::buildIdFromCodeView(elf) == "deadbeef01");
-  std::vector<uint8_t> pdb = {'R', 'S', 'D', 'S', 1, 2, 3, 4, 5, 6, 7, 8,
-                              9, 10, 11, 12, 13, 14, 15, 16, 0x10, 0, 0, 0};
+  std::vector<uint8_t> pdb = {'R', 'S', 'D', 'S', 1,  2,  3,  4,  5,    6, 7, 8,
+                              9,   10,  11,  12,  13, 14, 15, 16, 0x10, 0, 0, 0};
   CHECK(mdmp::buildIdFromCodeView(pdb) == "0403020106050807090a0b0c0d0e0f1010");
   pdb.pop_back();
   CHECK(mdmp::buildIdFromCodeView(pdb) == ""); // too short for GUID + age

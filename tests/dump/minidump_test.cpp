@@ -1,16 +1,14 @@
 // The minidump reader on real third-party dumps (../shared/dumps, facts from its README), and its
 // directory and list parsing checked against LLVM's MinidumpFile where LLVM accepts the file.
 #include "../../src/dump/minidump_streams.h"
-
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
 #include "support/test_support.h"
 
 #include "llvm/Object/Minidump.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 using namespace dumpsift;
 namespace mdmp = dumpsift::detail::mdmp;
@@ -272,9 +270,8 @@ TEST_CASE("minidump: breakpad tiny-exe-with-cet-xsave.dmp (Crashpad, Windows x64
   CHECK(stack->mdmp_type == mdmp::kMemPrivate);
   CHECK(as.classify(0xcbc82ff448) == Fault::None);
   // Heap candidates: committed, private, writable and not the stack.
-  size_t anonymous = std::count_if(snap->regions.begin(), snap->regions.end(), [](const Region &r) {
-    return r.cls == RegionClass::Anonymous;
-  });
+  size_t anonymous = std::count_if(snap->regions.begin(), snap->regions.end(),
+                                   [](const Region &r) { return r.cls == RegionClass::Anonymous; });
   CHECK(anonymous > 0);
   for (const Region &r : snap->regions)
     if (r.cls == RegionClass::Anonymous) {
@@ -334,16 +331,15 @@ TEST_CASE("minidump: rust-minidump invalid-range.dmp is read best-effort with wa
   CHECK(snap->system.os == "unknown");
 
   // LLVM refuses the whole file.
-  auto llvm_file =
-      llvm::object::MinidumpFile::create(snap->file->getMemBufferRef());
+  auto llvm_file = llvm::object::MinidumpFile::create(snap->file->getMemBufferRef());
   REQUIRE_FALSE(static_cast<bool>(llvm_file));
   llvm::consumeError(llvm_file.takeError());
 }
 
 TEST_CASE("minidump: directory and lists agree with LLVM's MinidumpFile") {
-  for (const char *name : {"rustminidump_linux-mini.dmp", "lldb_linux-x86_64.dmp",
-                           "breakpad_win-x64_tiny-exe-with-cet-xsave.dmp",
-                           "lldb_regions-memlist64.dmp"}) {
+  for (const char *name :
+       {"rustminidump_linux-mini.dmp", "lldb_linux-x86_64.dmp",
+        "breakpad_win-x64_tiny-exe-with-cet-xsave.dmp", "lldb_regions-memlist64.dmp"}) {
     INFO(name);
     auto snap = openShared(name);
     auto ref = llvm::object::MinidumpFile::create(snap->file->getMemBufferRef());

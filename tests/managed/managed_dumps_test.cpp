@@ -86,8 +86,13 @@ struct Expectations {
   const char *small_kind; // heap_kind of small ones ("" when not walked)
 };
 
-/// The checks shared by both runtimes. Returns the byte[] size groups of 85,000 bytes and up.
-std::map<uint64_t, int> checkRuntime(const std::string &core, const Expectations &x) {
+struct Outcome {
+  std::map<uint64_t, int> groups; // byte[] size groups of 85,000 bytes and up
+  std::map<std::string, std::string> facts;
+};
+
+/// The checks shared by both runtimes.
+Outcome checkRuntime(const std::string &core, const Expectations &x) {
   std::vector<nlohmann::json> manifest =
       readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
   CHECK(manifest[0]["runtime"] == x.walker);
@@ -154,12 +159,14 @@ std::map<uint64_t, int> checkRuntime(const std::string &core, const Expectations
   CHECK(found_large == planted_large);
   CHECK(planted_large == 13);
 
-  std::map<uint64_t, int> groups;
+  Outcome out;
   for (const Allocation &a : found)
     if (a.managed && a.managed->type_name == "byte[]" && a.state == AllocState::Used &&
         a.size >= 85000)
-      ++groups[a.size];
-  return groups;
+      ++out.groups[a.size];
+  for (const auto &[key, value] : result->facts)
+    out.facts[key] = value;
+  return out;
 }
 
 } // namespace
@@ -180,6 +187,8 @@ TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump") {
     return;
   // Mono: 32-byte array header; objects over 8,000 bytes are in the large object space, which is
   // all this walker reads (byte[1000], byte[16] and int[100] are in the nursery/major heap).
-  std::map<uint64_t, int> groups = checkRuntime(core, {"mono", 32, 32, 8001, 8001, "los", ""});
-  CHECK(groups == std::map<uint64_t, int>{{131104, 5}, {131194, 4}});
+  Outcome out = checkRuntime(core, {"mono", 32, 32, 8001, 8001, "los", ""});
+  CHECK(out.groups == std::map<uint64_t, int>{{131104, 5}, {131194, 4}});
+  // sgen_los_object_list found in mono-sgen's data without symbols.
+  CHECK(llvm::StringRef(out.facts["mono_los_list_head"]).startswith("0x"));
 }

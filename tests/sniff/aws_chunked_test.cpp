@@ -208,15 +208,15 @@ TEST_CASE("aws-chunked: near misses are not aws-chunked") {
   REQUIRE(kindOf(sniff(view(build("12c;chunk-signature=" + good_sig + "\r\n")))) == "aws-chunked");
 
   const std::vector<std::string> misses = {
-      "12c;chunk-signature=" + good_sig.substr(0, 63) + "\r\n",   // short signature
-      "12c;chunk-signature=" + good_sig + "0\r\n",                // long signature
-      "12g;chunk-signature=" + good_sig + "\r\n",                 // non-hex size
-      "12c;chunk-signatur=" + good_sig + "\r\n",                  // misspelt key
-      "12c chunk-signature=" + good_sig + "\r\n",                 // no ';'
-      "12c;chunk-signature=" + good_sig + "\n",                   // bare LF
-      "12d;chunk-signature=" + good_sig + "\r\n",                 // size misses the CRLF
-      "12c;chunk-signature=" + std::string(64, 'A') + "\r\n",     // uppercase signature
-      ";chunk-signature=" + good_sig + "\r\n",                    // no size
+      "12c;chunk-signature=" + good_sig.substr(0, 63) + "\r\n", // short signature
+      "12c;chunk-signature=" + good_sig + "0\r\n",              // long signature
+      "12g;chunk-signature=" + good_sig + "\r\n",               // non-hex size
+      "12c;chunk-signatur=" + good_sig + "\r\n",                // misspelt key
+      "12c chunk-signature=" + good_sig + "\r\n",               // no ';'
+      "12c;chunk-signature=" + good_sig + "\n",                 // bare LF
+      "12d;chunk-signature=" + good_sig + "\r\n",               // size misses the CRLF
+      "12c;chunk-signature=" + std::string(64, 'A') + "\r\n",   // uppercase signature
+      ";chunk-signature=" + good_sig + "\r\n",                  // no size
   };
   for (const std::string &line : misses) {
     INFO(line);

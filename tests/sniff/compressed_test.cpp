@@ -85,7 +85,8 @@ TEST_CASE("zlib: stream made by python zlib") {
 }
 
 TEST_CASE("zlib: text starting with a valid zlib header is not zlib") {
-  const ByteVec text = bytesOf("x^2 + y^2 = r^2 describes a circle of radius r around the origin.\n");
+  const ByteVec text =
+      bytesOf("x^2 + y^2 = r^2 describes a circle of radius r around the origin.\n");
   const SniffResult r = sniff(view(text));
   CHECK(kindOf(r) == "text");
 }

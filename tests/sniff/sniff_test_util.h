@@ -7,7 +7,6 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -23,12 +22,20 @@ inline ByteVec contentFixture(const std::string &name) {
   return readFileBytes(sourceDir() + "/fixtures/content/" + name);
 }
 
-inline llvm::ArrayRef<uint8_t> view(const ByteVec &v) { return llvm::ArrayRef<uint8_t>(v); }
+inline llvm::ArrayRef<uint8_t> view(const ByteVec &v) {
+  return llvm::ArrayRef<uint8_t>(v);
+}
 
-inline ByteVec bytesOf(std::string_view s) { return ByteVec(s.begin(), s.end()); }
+inline ByteVec bytesOf(std::string_view s) {
+  return ByteVec(s.begin(), s.end());
+}
 
-inline void append(ByteVec &out, std::string_view s) { out.insert(out.end(), s.begin(), s.end()); }
-inline void append(ByteVec &out, const ByteVec &v) { out.insert(out.end(), v.begin(), v.end()); }
+inline void append(ByteVec &out, std::string_view s) {
+  out.insert(out.end(), s.begin(), s.end());
+}
+inline void append(ByteVec &out, const ByteVec &v) {
+  out.insert(out.end(), v.begin(), v.end());
+}
 inline void append(ByteVec &out, llvm::ArrayRef<uint8_t> v) {
   out.insert(out.end(), v.begin(), v.end());
 }
@@ -51,14 +58,22 @@ template <class T> T detail(const SniffResult &r, const std::string &key) {
   return std::get<T>(*v);
 }
 
-inline uint64_t u64(const SniffResult &r, const std::string &key) { return detail<uint64_t>(r, key); }
-inline bool flag(const SniffResult &r, const std::string &key) { return detail<bool>(r, key); }
+inline uint64_t u64(const SniffResult &r, const std::string &key) {
+  return detail<uint64_t>(r, key);
+}
+inline bool flag(const SniffResult &r, const std::string &key) {
+  return detail<bool>(r, key);
+}
 inline std::string str(const SniffResult &r, const std::string &key) {
   return detail<std::string>(r, key);
 }
-inline bool has(const SniffResult &r, const std::string &key) { return r.details.get(key) != nullptr; }
+inline bool has(const SniffResult &r, const std::string &key) {
+  return r.details.get(key) != nullptr;
+}
 
-inline std::string kindOf(const SniffResult &r) { return kindName(r.kind).str(); }
+inline std::string kindOf(const SniffResult &r) {
+  return kindName(r.kind).str();
+}
 
 /// Big-endian integer bytes appended to `out`.
 inline void putBe(ByteVec &out, uint64_t value, int bytes) {
@@ -68,9 +83,9 @@ inline void putBe(ByteVec &out, uint64_t value, int bytes) {
 
 /// The first offset of `needle` in `hay` at or after `from` (test-side search), or npos.
 inline size_t findBytes(const ByteVec &hay, std::string_view needle, size_t from = 0) {
-  auto it = std::search(hay.begin() + static_cast<std::ptrdiff_t>(from), hay.end(), needle.begin(),
-                        needle.end(),
-                        [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); });
+  auto it =
+      std::search(hay.begin() + static_cast<std::ptrdiff_t>(from), hay.end(), needle.begin(),
+                  needle.end(), [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); });
   return it == hay.end() ? std::string::npos : static_cast<size_t>(it - hay.begin());
 }
 

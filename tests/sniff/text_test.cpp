@@ -69,7 +69,8 @@ TEST_CASE("http: response with a JSON body, and near misses") {
 }
 
 TEST_CASE("json: complete, truncated and invalid documents") {
-  const std::string doc = R"({"name": "dumpsift", "sizes": [1, 2.5, -3e4, 0], "nested": {"a": [true, false, null], "s": "x\"y\u00e9"}})";
+  const std::string doc =
+      R"({"name": "dumpsift", "sizes": [1, 2.5, -3e4, 0], "nested": {"a": [true, false, null], "s": "x\"y\u00e9"}})";
   ByteVec buffer = bytesOf(doc);
   buffer.resize(doc.size() + 100, 0); // NUL padding after the document
   SniffResult r = sniff(view(buffer));
@@ -97,9 +98,10 @@ TEST_CASE("json: complete, truncated and invalid documents") {
 }
 
 TEST_CASE("xml: declaration, root element, mismatched tags") {
-  const std::string doc = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                          "<!-- inventory -->\n<root xmlns:a='urn:x'><a:item id=\"1\">t&amp;u</a:item>"
-                          "<empty/><![CDATA[<raw>]]></root>";
+  const std::string doc =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<!-- inventory -->\n<root xmlns:a='urn:x'><a:item id=\"1\">t&amp;u</a:item>"
+      "<empty/><![CDATA[<raw>]]></root>";
   ByteVec buffer = bytesOf(doc);
   append(buffer, "\n\n");
   SniffResult r = sniff(view(buffer));
@@ -110,18 +112,21 @@ TEST_CASE("xml: declaration, root element, mismatched tags") {
   CHECK(flag(r, "complete"));
   CHECK(r.length == doc.size());
 
-  const ByteVec bare = bytesOf("<note><to>Tove</to><from>Jani</from><body>Hello there</body></note>");
+  const ByteVec bare =
+      bytesOf("<note><to>Tove</to><from>Jani</from><body>Hello there</body></note>");
   r = sniff(view(bare));
   REQUIRE(kindOf(r) == "xml");
   CHECK_FALSE(flag(r, "declaration"));
   CHECK(str(r, "root") == "note");
 
-  CHECK(kindOf(sniff(view(bytesOf("<note><to>Tove</from></note> and so on, for a while")))) != "xml");
+  CHECK(kindOf(sniff(view(bytesOf("<note><to>Tove</from></note> and so on, for a while")))) !=
+        "xml");
 }
 
 TEST_CASE("html: doctype, title and end") {
-  const std::string doc = "<!DOCTYPE html>\n<html lang=\"en\"><head><title>Upload done</title></head>"
-                          "<body><p>ok</p></body></HTML>";
+  const std::string doc =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><title>Upload done</title></head>"
+      "<body><p>ok</p></body></HTML>";
   ByteVec buffer = bytesOf(doc);
   buffer.resize(doc.size() + 50, 0);
   SniffResult r = sniff(view(buffer));
@@ -150,8 +155,7 @@ TEST_CASE("text: ASCII, UTF-8, NUL-terminated, after a header") {
   REQUIRE(kindOf(r) == "text");
   CHECK(str(r, "encoding") == "utf-8");
 
-  ByteVec terminated = bytesOf("user=alice; role=admin; session=42");
-  terminated.push_back(0);
+  ByteVec terminated = bytesOf(std::string_view("user=alice; role=admin; session=42\0", 35));
   append(terminated, randomBytes(200));
   r = sniff(view(terminated));
   REQUIRE(kindOf(r) == "text");

@@ -40,7 +40,7 @@ llvm::StringRef roleName(ExtractRole role); // "buffer", "payload", "body"
 struct ExtractedFile {
   std::string name; // file name chosen by the tool: "0x7f12a4c01010-131072.jpg"
   ExtractRole role = ExtractRole::Buffer;
-  unsigned body = 0;    // Body: the message's number in its buffer, from 1
+  unsigned body = 0;    // Body: the number among the buffer's non-empty message bodies, from 1
   uint64_t address = 0; // the allocation the bytes come from (Allocation::address)
   uint64_t offset = 0;  // where the first byte lies, from `address` (Payload/Body: first piece)
   uint64_t size = 0;    // bytes in the file

@@ -1,7 +1,7 @@
 // Decoders for framing formats whose payload is worth extracting: AWS SigV4 chunked upload bodies
 // (Content-Encoding: aws-chunked) and AMQP 0-9-1 frames. They parse a buffer that starts with the
-// framing (offset 0; use SniffResult::offset first) and return zero-copy views into it. The sniffers
-// (aws-chunked, amqp) use the same parsers, so what is sniffed is what is extracted.
+// framing (offset 0; use SniffResult::offset first) and return zero-copy views into it. The
+// sniffers (aws-chunked, amqp) use the same parsers, so what is sniffed is what is extracted.
 //
 // Nothing here verifies signatures or checksums: AWS chunk signatures need the secret key, and the
 // trailer checksum is reported by name only.
@@ -19,10 +19,10 @@ namespace dumpsift {
 
 // ---------------------------------------------------------------------------------------------
 // AWS SigV4 streaming bodies.
-//   signed:   <hex size>;chunk-signature=<64 hex>\r\n<data>\r\n ... 0;chunk-signature=<64 hex>\r\n\r\n
-//   unsigned: <hex size>\r\n<data>\r\n ... 0\r\n\r\n
-//   trailer variants end with  0[;chunk-signature=..]\r\n  name:value\r\n ...  \r\n  where the
-//   names are x-amz-checksum-* (and x-amz-trailer-signature:<64 hex> when signed).
+//   signed:   <hex size>;chunk-signature=<64 hex>\r\n<data>\r\n ... 0;chunk-signature=<64
+//   hex>\r\n\r\n unsigned: <hex size>\r\n<data>\r\n ... 0\r\n\r\n trailer variants end with
+//   0[;chunk-signature=..]\r\n  name:value\r\n ...  \r\n  where the names are x-amz-checksum-* (and
+//   x-amz-trailer-signature:<64 hex> when signed).
 // SigV4a (ECDSA) signatures are 144 characters: hex right-padded with '*'.
 // ---------------------------------------------------------------------------------------------
 
@@ -39,13 +39,13 @@ struct AwsChunk {
 
 struct AwsChunkedLayout {
   AwsChunkedVariant variant = AwsChunkedVariant::Signed;
-  unsigned signature_chars = 0;    // 64 (HMAC-SHA256), 144 (SigV4a ECDSA) or 0 (unsigned)
-  std::vector<AwsChunk> chunks;    // in order, including the final zero-size chunk when present
-  bool chunks_capped = false;      // more than kMaxChunks chunks: the rest were not listed
-  bool final_chunk = false;        // the zero-size chunk was seen
-  bool complete = false;           // the body's terminating empty line is inside the buffer
-  uint64_t length = 0;             // bytes of well-formed body from offset 0
-  uint64_t payload_bytes = 0;      // sum of AwsChunk::available
+  unsigned signature_chars = 0; // 64 (HMAC-SHA256), 144 (SigV4a ECDSA) or 0 (unsigned)
+  std::vector<AwsChunk> chunks; // in order, including the final zero-size chunk when present
+  bool chunks_capped = false;   // more than kMaxChunks chunks: the rest were not listed
+  bool final_chunk = false;     // the zero-size chunk was seen
+  bool complete = false;        // the body's terminating empty line is inside the buffer
+  uint64_t length = 0;          // bytes of well-formed body from offset 0
+  uint64_t payload_bytes = 0;   // sum of AwsChunk::available
   std::vector<std::string> trailer_names; // e.g. "x-amz-checksum-crc32", "x-amz-trailer-signature"
 
   static constexpr size_t kMaxChunks = 1u << 16;
@@ -59,8 +59,8 @@ struct AwsChunkedLayout {
 std::optional<AwsChunkedLayout> parseAwsChunked(llvm::ArrayRef<uint8_t> data);
 
 /// The decoded payload of an aws-chunked body starting at data[0]: the data of each chunk, in
-/// order, as views into `data` (a cut last chunk is clipped to the buffer). Empty when `data` is not
-/// aws-chunked or carries no data (for example a lone final chunk over stale bytes).
+/// order, as views into `data` (a cut last chunk is clipped to the buffer). Empty when `data` is
+/// not aws-chunked or carries no data (for example a lone final chunk over stale bytes).
 std::vector<llvm::ArrayRef<uint8_t>> awsChunkedPayload(llvm::ArrayRef<uint8_t> data);
 
 // ---------------------------------------------------------------------------------------------
@@ -78,9 +78,9 @@ struct AmqpFrame {
 
 struct AmqpLayout {
   bool protocol_header = false;
-  std::vector<AmqpFrame> frames; // whole, valid frames in order (at most kMaxFrames)
-  uint64_t length = 0;           // end of the last whole frame (or of the protocol header)
-  bool truncated = false;        // a plausible frame header follows but its frame is cut
+  std::vector<AmqpFrame> frames;        // whole, valid frames in order (at most kMaxFrames)
+  uint64_t length = 0;                  // end of the last whole frame (or of the protocol header)
+  bool truncated = false;               // a plausible frame header follows but its frame is cut
   uint16_t class_id = 0, method_id = 0; // of the first method frame (0/0 when none)
   std::optional<uint64_t> body_size;    // from the first content header frame
   std::string content_type;             // from that header, when its content-type flag is set

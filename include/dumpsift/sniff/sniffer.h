@@ -17,8 +17,27 @@
 namespace dumpsift {
 
 enum class ContentKind : uint8_t {
-  Jpeg, Png, Gif, Webp, Bmp, Gzip, Zlib, Zstd, Zip, Pdf, AwsChunked, Amqp, Http, Json, Xml, Html,
-  Text, Utf16, Zero, Random, Unknown
+  Jpeg,
+  Png,
+  Gif,
+  Webp,
+  Bmp,
+  Gzip,
+  Zlib,
+  Zstd,
+  Zip,
+  Pdf,
+  AwsChunked,
+  Amqp,
+  Http,
+  Json,
+  Xml,
+  Html,
+  Text,
+  Utf16,
+  Zero,
+  Random,
+  Unknown
 };
 llvm::StringRef kindName(ContentKind kind);            // exactly the report names: "aws-chunked"
 std::optional<ContentKind> parseKind(llvm::StringRef); // inverse of kindName
@@ -26,7 +45,8 @@ llvm::StringRef kindExtension(ContentKind kind);       // "jpg", "png", "gz", "j
 /// All kinds, in enum order.
 const std::vector<ContentKind> &allKinds();
 
-using DetailValue = std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<uint64_t>>;
+using DetailValue =
+    std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<uint64_t>>;
 
 /// Ordered key/value facts about content ("width": 640). Keys are snake_case and documented in
 /// docs/kinds.md.

@@ -270,10 +270,12 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   for (const LosObject &o : found)
     if (o.next)
       ++in_degree[o.next];
-  llvm::DenseSet<uint64_t> heads;
+  // A sorted vector, not a DenseSet: words read from memory may equal DenseSet's reserved keys.
+  std::vector<uint64_t> heads;
   for (const LosObject &o : found)
     if (!in_degree.count(o.header) && !o.chunk_free)
-      heads.insert(o.header);
+      heads.push_back(o.header);
+  std::sort(heads.begin(), heads.end());
   std::vector<uint64_t> head_refs;
   const Snapshot &snap = memory_.snapshot();
   for (const MemoryRange &m : snap.memory) {
@@ -285,9 +287,11 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
       runtime_data = true;
     if (!runtime_data)
       continue;
-    for (uint64_t off = 0; off + 8 <= m.bytes.size(); off += 8)
-      if (heads.count(load64(m.bytes.data() + off)))
-        head_refs.push_back(load64(m.bytes.data() + off));
+    for (uint64_t off = 0; off + 8 <= m.bytes.size(); off += 8) {
+      uint64_t word = load64(m.bytes.data() + off);
+      if ((word & 7) == 0 && std::binary_search(heads.begin(), heads.end(), word))
+        head_refs.push_back(word);
+    }
   }
   std::sort(head_refs.begin(), head_refs.end());
   head_refs.erase(std::unique(head_refs.begin(), head_refs.end()), head_refs.end());
@@ -311,7 +315,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     uint64_t size = o.section ? kSectionSize : alignUp8(o.header - start + kLosHeader + o.los_size);
     if (!result.areas.empty() && result.areas.back().start == start)
       continue;
-    result.areas.push_back({o.section ? "los-section" : "los-mapping", start, size, 0});
+    result.areas.push_back({o.section ? "los-section" : "los-mapping", start, size, o.section});
   }
 
   uint64_t arrays = 0, stale = 0;
