@@ -36,7 +36,9 @@ constexpr unsigned kMaxPrefixTries = 8;
 /// Bytes at the end of an allocation that may hold allocator slack rather than written content:
 /// glibc rounds heap chunks up to 16 bytes and mmapped chunks up to whole pages.
 constexpr uint64_t kSlackBytes = 32, kPageSize = 4096;
-/// "Just above" a threshold: within an eighth of it.
+/// Well-known sizes: .NET's large-object threshold, glibc's default mmap threshold, and an S3
+/// SigV4 signed chunk frame (an 88-byte header, 128 KiB of data, CRLF). "Just above" a threshold
+/// means within an eighth of it. Powers of two from kMinPoolBucket up count as pool buckets.
 constexpr uint64_t kLohThreshold = 85000, kMmapThreshold = 128 * 1024, kS3ChunkFrame = 131162;
 constexpr uint64_t kMinPoolBucket = 4096;
 
@@ -52,7 +54,7 @@ std::string commas(uint64_t n) {
   return out;
 }
 
-/// A power of two in words: "1 MiB", "128 KiB", "4,096 bytes" when not a whole KiB.
+/// A power of two in words: "1 MiB", "128 KiB" ("512 bytes" under 1 KiB).
 std::string powerLabel(uint64_t p) {
   if (p >= (1u << 20) && p % (1u << 20) == 0)
     return std::to_string(p >> 20) + " MiB";

@@ -132,14 +132,14 @@ public:
         return std::nullopt;
       p += 2 + size_t(le16(d.data() + p));
     }
-    std::string name;
+    Bytes name;
     if (flags & 0x08) { // FNAME, NUL-terminated (looked for within 1 KiB)
       const size_t end = std::min(d.size(), p + 1024);
       const void *nul = p < end ? std::memchr(d.data() + p, 0, end - p) : nullptr;
       if (!nul)
         return std::nullopt;
       const size_t nul_at = static_cast<size_t>(static_cast<const uint8_t *>(nul) - d.data());
-      name = printableString(d.slice(p, nul_at - p), 256);
+      name = d.slice(p, nul_at - p);
     }
     std::array<uint8_t, kPayloadHeadBytes> head;
     const InflateOutcome o = inflateBounded(d, 15 + 16, head);
@@ -147,7 +147,7 @@ public:
       return std::nullopt;
     SniffResult r = inflateResult(ContentKind::Gzip, d, o, head);
     if (!name.empty())
-      r.details.set("name", std::move(name));
+      r.details.set("name", printableString(name, 256));
     r.details.set("mtime", uint64_t(le32(d.data() + 4)));
     r.details.set("os", uint64_t(d[9]));
     return r;

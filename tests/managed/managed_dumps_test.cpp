@@ -176,9 +176,11 @@ TEST_CASE("coreclr walker finds every planted array in a .NET Core 2.0 dump") {
   if (core.empty())
     return;
   // CoreCLR: 24-byte array base size, elements at +16, LOH from 85,000 bytes; SOH is walked too.
-  std::map<uint64_t, int> groups = checkRuntime(core, {"coreclr", 16, 24, 85000, 0, "loh", "soh"});
+  Outcome out = checkRuntime(core, {"coreclr", 16, 24, 85000, 0, "loh", "soh"});
   // The story: byte[131072] and byte[131162] are objects of 131,096 and 131,186 bytes.
-  CHECK(groups == std::map<uint64_t, int>{{131096, 5}, {131186, 4}});
+  CHECK(out.groups == std::map<uint64_t, int>{{131096, 5}, {131186, 4}});
+  CHECK(out.facts["coreclr_discovery"] == "heap_segment records");
+  CHECK(out.facts["coreclr_contract_descriptor"] == "absent"); // .NET Core 2.0 has none
 }
 
 TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump") {
