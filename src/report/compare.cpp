@@ -60,7 +60,8 @@ llvm::Expected<const Json *> typedField(const Json &object, const std::string &p
   if (it == object.end())
     return fieldError(where, "missing");
   if (it->type() != type)
-    return fieldError(where, "expected " + jsonTypeWords(Json(type)) + ", got " + jsonTypeWords(*it));
+    return fieldError(where,
+                      "expected " + jsonTypeWords(Json(type)) + ", got " + jsonTypeWords(*it));
   return &*it;
 }
 
@@ -182,12 +183,18 @@ std::string jsonTypeWords(const Json &value) {
   if (value.is_number_float())
     return "a fractional number";
   switch (value.type()) {
-  case Json::value_t::object: return "an object";
-  case Json::value_t::array: return "an array";
-  case Json::value_t::string: return "a string";
-  case Json::value_t::boolean: return "a boolean";
-  case Json::value_t::null: return "null";
-  default: return "a value";
+  case Json::value_t::object:
+    return "an object";
+  case Json::value_t::array:
+    return "an array";
+  case Json::value_t::string:
+    return "a string";
+  case Json::value_t::boolean:
+    return "a boolean";
+  case Json::value_t::null:
+    return "null";
+  default:
+    return "a value";
   }
 }
 
@@ -240,8 +247,8 @@ llvm::Expected<Json> parseJsonText(llvm::StringRef text) {
     size_t colon = why.find(": ", why.find("parse error"));
     if (colon != std::string::npos)
       why = why.substr(colon + 2);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "line %zu, column %zu: %s",
-                                   line, column, why.c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "line %zu, column %zu: %s", line,
+                                   column, why.c_str());
   }
 }
 
@@ -403,10 +410,14 @@ llvm::Expected<ReportFigures> readFigures(const Json &report) {
 
 llvm::StringRef groupStatusName(GroupStatus status) {
   switch (status) {
-  case GroupStatus::Unchanged: return "unchanged";
-  case GroupStatus::Changed: return "changed";
-  case GroupStatus::New: return "new";
-  case GroupStatus::Vanished: return "vanished";
+  case GroupStatus::Unchanged:
+    return "unchanged";
+  case GroupStatus::Changed:
+    return "changed";
+  case GroupStatus::New:
+    return "new";
+  case GroupStatus::Vanished:
+    return "vanished";
   }
   return "unchanged";
 }
@@ -471,8 +482,9 @@ ReportDiff diffReports(const ReportFigures &before, const ReportFigures &after) 
     return g.bytes.after > g.bytes.before ? g.bytes.after - g.bytes.before
                                           : g.bytes.before - g.bytes.after;
   };
-  std::stable_sort(diff.groups.begin(), diff.groups.end(),
-                   [&](const GroupDiff &a, const GroupDiff &b) { return magnitude(a) > magnitude(b); });
+  std::stable_sort(
+      diff.groups.begin(), diff.groups.end(),
+      [&](const GroupDiff &a, const GroupDiff &b) { return magnitude(a) > magnitude(b); });
 
   // Finding types, and findings matched by signature as multisets.
   std::map<std::string, FindingTypeDiff> types;
@@ -589,8 +601,8 @@ std::vector<Regression> findRegressions(const ReportDiff &diff, const DiffLimits
         r.limit = "--max-new-bytes " + groupedDigits(*limits.max_new_bytes);
         r.measured = static_cast<double>(k.bytes.after);
         r.threshold = static_cast<double>(*limits.max_new_bytes);
-        r.message = "new kind " + k.kind + ": " + groupedDigits(k.count.after) +
-                    " buffers hold " + groupedDigits(k.bytes.after) + " bytes, limit " + r.limit;
+        r.message = "new kind " + k.kind + ": " + groupedDigits(k.count.after) + " buffers hold " +
+                    groupedDigits(k.bytes.after) + " bytes, limit " + r.limit;
         out.push_back(std::move(r));
       }
   }
@@ -619,8 +631,8 @@ Json diffJson(const ReportDiff &diff, const std::vector<Regression> &regressions
   Json j;
   j["before"] = before_label;
   j["after"] = after_label;
-  j["totals"] = Json{{"buffers", changeJson(diff.buffers)},
-                     {"buffer_bytes", changeJson(diff.buffer_bytes)}};
+  j["totals"] =
+      Json{{"buffers", changeJson(diff.buffers)}, {"buffer_bytes", changeJson(diff.buffer_bytes)}};
   Json kinds = Json::array();
   for (const KindDiff &k : diff.kinds)
     kinds.push_back(
@@ -705,7 +717,8 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
       continue;
     }
     ++shown;
-    std::string label = groupedDigits(g.size) + " " + g.state + (g.kind.empty() ? "" : " " + g.kind);
+    std::string label =
+        groupedDigits(g.size) + " " + g.state + (g.kind.empty() ? "" : " " + g.kind);
     group_rows << "  " << std::left << std::setw(10) << groupStatusName(g.status).str()
                << std::setw(26) << label << std::setw(22) << changeText(g.count, false)
                << changeText(g.bytes, true) << "\n";

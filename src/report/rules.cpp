@@ -11,9 +11,9 @@ namespace dumpsift {
 namespace {
 
 // The fields a rule may have, in the order docs/ci.md lists them.
-const char *const kRuleFields[] = {"name",     "description", "kind",      "size",
-                                   "min_size", "max_size",    "state",     "finding",
-                                   "all_buffers", "max_bytes", "max_count", "must_not_exist"};
+const char *const kRuleFields[] = {"name",        "description", "kind",      "size",
+                                   "min_size",    "max_size",    "state",     "finding",
+                                   "all_buffers", "max_bytes",   "max_count", "must_not_exist"};
 
 // The fields of the top-level object.
 const char *const kTopFields[] = {"version", "description", "rules"};
@@ -34,13 +34,13 @@ public:
   // The whole file, already parsed as JSON.
   llvm::Expected<RuleSet> parse(const Json &root) {
     if (!root.is_object())
-      return error("", "expected an object with \"version\" and \"rules\", got " +
-                           jsonTypeWords(root));
+      return error("",
+                   "expected an object with \"version\" and \"rules\", got " + jsonTypeWords(root));
     for (const auto &[key, value] : root.items()) {
       (void)value;
       if (!known(kTopFields, key))
-        return error(jsonPointerChild("", key), "unknown field (known: " + joined(kTopFields) +
-                                                    ")");
+        return error(jsonPointerChild("", key),
+                     "unknown field (known: " + joined(kTopFields) + ")");
     }
     RuleSet set;
     auto version = root.find("version");
@@ -208,8 +208,8 @@ private:
         return n.takeError();
       rule.max_size = *n;
       if (rule.max_size < rule.min_size)
-        return error(at("max_size"), "smaller than min_size (" + groupedDigits(rule.min_size) +
-                                         ")");
+        return error(at("max_size"),
+                     "smaller than min_size (" + groupedDigits(rule.min_size) + ")");
     }
     if (auto f = j.find("finding"); f != j.end()) {
       auto type = string(*f, at("finding"));
@@ -231,9 +231,9 @@ private:
                                               "remove \"") +
                                       selector + "\" or make it two rules");
     if (rule.all_buffers && (selector || rule.finding))
-      return error(at("all_buffers"),
-                   std::string("all_buffers measures every buffer: remove \"") +
-                       (selector ? selector : "finding") + "\" or make it two rules");
+      return error(at("all_buffers"), std::string("all_buffers measures every buffer: remove \"") +
+                                          (selector ? selector : "finding") +
+                                          "\" or make it two rules");
     if (!selector && !rule.finding && !rule.all_buffers)
       return error(pointer, "does not say what to measure: give kind, size, min_size, max_size "
                             "or state (buffers), finding (a finding type), or all_buffers");
@@ -255,10 +255,9 @@ private:
       if (llvm::Error e = onlyTrue(*m, at("must_not_exist")))
         return e;
       if (rule.max_bytes || rule.max_count)
-        return error(at("must_not_exist"),
-                     std::string("cannot be combined with ") +
-                         (rule.max_bytes ? "max_bytes" : "max_count") +
-                         " (must_not_exist already means a count of 0)");
+        return error(at("must_not_exist"), std::string("cannot be combined with ") +
+                                               (rule.max_bytes ? "max_bytes" : "max_count") +
+                                               " (must_not_exist already means a count of 0)");
       rule.must_not_exist = true;
     }
     if (!rule.max_bytes && !rule.max_count && !rule.must_not_exist)
@@ -315,7 +314,9 @@ Tally measure(const ReportFigures &report, const Rule &rule) {
 }
 
 // "2,162,432 (2.1 MiB)".
-std::string bytesText(uint64_t n) { return groupedDigits(n) + " (" + humanBytes(n) + ")"; }
+std::string bytesText(uint64_t n) {
+  return groupedDigits(n) + " (" + humanBytes(n) + ")";
+}
 
 // "buffers" or "findings" (singular for one).
 std::string things(const Rule &rule, uint64_t n) {
@@ -358,12 +359,23 @@ std::string githubEscape(const std::string &text, bool property) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '%': out += "%25"; break;
-    case '\r': out += "%0D"; break;
-    case '\n': out += "%0A"; break;
-    case ':': out += property ? "%3A" : ":"; break;
-    case ',': out += property ? "%2C" : ","; break;
-    default: out.push_back(c);
+    case '%':
+      out += "%25";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    case ':':
+      out += property ? "%3A" : ":";
+      break;
+    case ',':
+      out += property ? "%2C" : ",";
+      break;
+    default:
+      out.push_back(c);
     }
   }
   return out;
@@ -442,7 +454,8 @@ std::map<std::string, size_t> jsonPointerLines(llvm::StringRef text) {
         Frame &f = stack.back();
         llvm::StringRef raw = text.slice(start, i);
         Json decoded = Json::parse(raw.begin(), raw.end(), nullptr, /*allow_exceptions=*/false);
-        f.key = decoded.is_string() ? decoded.get<std::string>() : raw.drop_front().drop_back().str();
+        f.key =
+            decoded.is_string() ? decoded.get<std::string>() : raw.drop_front().drop_back().str();
         f.expect_key = false;
         lines.emplace(jsonPointerChild(f.pointer, f.key), line);
       } else {
@@ -533,10 +546,9 @@ void writeCheckResults(const std::vector<RuleResult> &results, const CheckOutput
       out << "::error file=" << githubEscape(output.rules_path, true);
       if (rule.line)
         out << ",line=" << rule.line;
-      out << ",title=" << githubEscape("dumpsift check: " + rule.name, true)
-          << "::" << githubEscape("[" + rule.subject() + "] " + r.message + " in " +
-                                      output.report_label,
-                                  false)
+      out << ",title=" << githubEscape("dumpsift check: " + rule.name, true) << "::"
+          << githubEscape("[" + rule.subject() + "] " + r.message + " in " + output.report_label,
+                          false)
           << "\n";
     } else {
       out << "FAIL " << line << "\n";

@@ -1,8 +1,7 @@
 // `dumpsift check REPORT|DUMP --rules RULES`: does a report pass a rules file (docs/ci.md)?
+#include "dumpsift/report/rules.h"
 #include "options.h"
 #include "tool.h"
-
-#include "dumpsift/report/rules.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,8 +47,8 @@ llvm::Expected<RuleSet> readRules(const std::string &path) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
-    return fileError(path, llvm::createStringError(file.getError(), "%s",
-                                                   file.getError().message().c_str()));
+    return fileError(
+        path, llvm::createStringError(file.getError(), "%s", file.getError().message().c_str()));
   auto rules = parseRules((*file)->getBuffer());
   if (!rules)
     return fileError(path, rules.takeError());

@@ -1,10 +1,9 @@
 // `dumpsift diff BASE NEW`: what changed between two reports (or dumps), and whether it exceeds
 // the thresholds given (docs/ci.md).
-#include "options.h"
-#include "tool.h"
-
 #include "dumpsift/report/compare.h"
 #include "dumpsift/support/hex.h"
+#include "options.h"
+#include "tool.h"
 
 #include "llvm/Support/raw_ostream.h"
 

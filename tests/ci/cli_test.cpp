@@ -242,8 +242,9 @@ TEST_CASE("check and diff analyze a dump input like analyze does") {
 
   // The same dump analyzed into a report, and the dump itself: no difference.
   REQUIRE(tool(dir, "analyze '" + core + "' --report story.json -q").exit_code == 0);
-  r = tool(dir, "diff story.json '" + core + "' --max-growth 0% --max-new-bytes 0 "
-                "--max-new-findings 0");
+  r = tool(dir, "diff story.json '" + core +
+                    "' --max-growth 0% --max-new-bytes 0 "
+                    "--max-new-findings 0");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("warning:") == std::string::npos);
 

@@ -1,7 +1,6 @@
 // Reading reports back and diffing them: the figures, group matching, findings matching, every
 // threshold, and reports that are not what diff and check need.
 #include "ci/sample_reports.h"
-
 #include "dumpsift/report/compare.h"
 
 #include <catch2/catch.hpp>
@@ -94,8 +93,7 @@ TEST_CASE("readFigures accepts a report built in memory (signed integers)") {
 }
 
 TEST_CASE("parseJsonText turns nlohmann's byte offset into line and column") {
-  CHECK(errorOf(parseJsonText("{\n  \"a\": 1,\n  \"b\" 2\n}")).rfind("line 3, column 7: ", 0) ==
-        0);
+  CHECK(errorOf(parseJsonText("{\n  \"a\": 1,\n  \"b\" 2\n}")).rfind("line 3, column 7: ", 0) == 0);
   CHECK(lineAndColumn("ab\ncd", 0) == std::pair<size_t, size_t>{1, 1});
   CHECK(lineAndColumn("ab\ncd", 2) == std::pair<size_t, size_t>{1, 3}); // the newline itself
   CHECK(lineAndColumn("ab\ncd", 3) == std::pair<size_t, size_t>{2, 1});
@@ -212,7 +210,8 @@ TEST_CASE("diff thresholds: --max-growth as a percentage") {
   limits.max_growth_percent = 30;
   std::vector<Regression> r = findRegressions(d, limits);
   CHECK(subjects(r) == std::vector<std::string>{"kind jpeg"});
-  CHECK(r[0].message == "kind jpeg: bytes grew +33.3% (405,456 -> 540,608), limit --max-growth 30%");
+  CHECK(r[0].message ==
+        "kind jpeg: bytes grew +33.3% (405,456 -> 540,608), limit --max-growth 30%");
   CHECK(r[0].measured == Approx(100.0 / 3));
   limits.max_growth_percent = 10;
   CHECK(subjects(findRegressions(d, limits)) ==
@@ -305,8 +304,7 @@ TEST_CASE("diff output: JSON and text") {
   INFO(s);
   CHECK(s.rfind("dumpsift diff: base.json -> new.json\n", 0) == 0);
   CHECK(s.find("  buffers       7 -> 10 (+3)\n") != std::string::npos);
-  CHECK(s.find("  buffer bytes  1,173,192 -> 1,308,572 (+135,380, +11.5%)\n") !=
-        std::string::npos);
+  CHECK(s.find("  buffer bytes  1,173,192 -> 1,308,572 (+135,380, +11.5%)\n") != std::string::npos);
   CHECK(s.find("  jpeg         3 -> 6 (+3)           405,456 -> 810,912 (+405,456, +100.0%)\n") !=
         std::string::npos);
   CHECK(s.find("  new       131,186 used") != std::string::npos);

@@ -1,7 +1,6 @@
 // Rules files (`dumpsift check`): every rule type measured on a hand-made report, both outcomes,
 // the output formats, and bad rule files with the field and line they name.
 #include "ci/sample_reports.h"
-
 #include "dumpsift/report/rules.h"
 
 #include <catch2/catch.hpp>
@@ -48,8 +47,8 @@ std::string ruleError(const std::string &text) {
 
 TEST_CASE("kind rules limit the bytes and the count of one kind") {
   RuleSet set;
-  RuleResult r = checkOne(baseReport(), R"({"name": "jpeg", "kind": "jpeg", "max_bytes": 405456})",
-                          set);
+  RuleResult r =
+      checkOne(baseReport(), R"({"name": "jpeg", "kind": "jpeg", "max_bytes": 405456})", set);
   CHECK(r.passed);
   CHECK(r.measured.count == 3);
   CHECK(r.measured.bytes == 405456);
@@ -70,9 +69,9 @@ TEST_CASE("kind rules limit the bytes and the count of one kind") {
 
 TEST_CASE("size range rules add up the groups in the range, optionally by kind and state") {
   RuleSet set;
-  RuleResult r = checkOne(
-      baseReport(), R"({"name": "mid", "min_size": "128K", "max_size": "256K", "max_count": 4})",
-      set);
+  RuleResult r =
+      checkOne(baseReport(),
+               R"({"name": "mid", "min_size": "128K", "max_size": "256K", "max_count": 4})", set);
   CHECK(r.passed);
   CHECK(r.measured.count == 4); // only the 135,152-byte group
   CHECK(r.measured.bytes == 4 * 135152);
@@ -137,9 +136,8 @@ TEST_CASE("all_buffers rules limit every buffer of the report") {
 
 TEST_CASE("must_not_exist rules: an exact size group, a kind, a finding type") {
   RuleSet set;
-  RuleResult r =
-      checkOne(baseReport(), R"({"name": "no-131186", "size": 131186, "must_not_exist": true})",
-               set);
+  RuleResult r = checkOne(baseReport(),
+                          R"({"name": "no-131186", "size": 131186, "must_not_exist": true})", set);
   CHECK(r.passed);
   CHECK(r.message == "none found (must not exist)");
   CHECK(set.rules[0].subject() == "size 131,186");
@@ -167,9 +165,8 @@ TEST_CASE("must_not_exist rules: an exact size group, a kind, a finding type") {
 
 TEST_CASE("a rule with both limits reports every limit it exceeds on one line") {
   RuleSet set;
-  RuleResult r = checkOne(baseReport(),
-                          R"({"name": "jpeg", "kind": "jpeg", "max_bytes": 1, "max_count": 1})",
-                          set);
+  RuleResult r = checkOne(
+      baseReport(), R"({"name": "jpeg", "kind": "jpeg", "max_bytes": 1, "max_count": 1})", set);
   CHECK_FALSE(r.passed);
   CHECK(r.message == "bytes 405,456 (396.0 KiB) > max_bytes 1 (1 B); count 3 > max_count 1");
   r = checkOne(baseReport(),
@@ -250,13 +247,14 @@ TEST_CASE("the rules file: sizes as numbers or K/M/G strings, descriptions, file
 }
 
 TEST_CASE("bad rule files: JSON syntax errors give the line and column") {
-  CHECK(ruleError("{\n  \"version\": 1,\n  \"rules\": [\n    {\"name\": \"x\" \"kind\": \"jpeg\"}\n"
-                  "  ]\n}\n")
-            .rfind("line 4, column 23: syntax error while parsing object - unexpected string literal", 0) == 0);
-  CHECK(ruleError("{\"version\": 1,\n \"rules\": [\n") .rfind("line 3, column 1: ", 0) == 0);
+  CHECK(
+      ruleError("{\n  \"version\": 1,\n  \"rules\": [\n    {\"name\": \"x\" \"kind\": \"jpeg\"}\n"
+                "  ]\n}\n")
+          .rfind("line 4, column 23: syntax error while parsing object - unexpected string literal",
+                 0) == 0);
+  CHECK(ruleError("{\"version\": 1,\n \"rules\": [\n").rfind("line 3, column 1: ", 0) == 0);
   CHECK(ruleError("").rfind("line 1, column 1: ", 0) == 0);
-  CHECK(ruleError("{\"version\": 1, \"rules\": []} trailing").rfind("line 1, column 31: ", 0) ==
-        0);
+  CHECK(ruleError("{\"version\": 1, \"rules\": []} trailing").rfind("line 1, column 31: ", 0) == 0);
 }
 
 TEST_CASE("bad rule files: the top level") {

@@ -308,6 +308,7 @@ std::vector<uint8_t> pattern(size_t n, uint8_t first) {
 
 // ---- Opening and checking -----------------------------------------------------------------------
 
+// Opens `bytes` through the in-memory seam, as "hand-made.dmp".
 llvm::Expected<std::unique_ptr<Snapshot>> openBytes(const std::vector<uint8_t> &bytes) {
   llvm::StringRef data(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   return openDump(llvm::MemoryBuffer::getMemBufferCopy(data, "hand-made.dmp"));
@@ -380,6 +381,7 @@ void openAndCheck(const std::vector<uint8_t> &bytes) {
   checkInvariants(**snap);
 }
 
+// Opens `bytes`, FAILing on an error, and checks the invariants.
 std::unique_ptr<Snapshot> mustOpen(const std::vector<uint8_t> &bytes) {
   auto snap = openBytes(bytes);
   if (!snap)
@@ -388,6 +390,7 @@ std::unique_ptr<Snapshot> mustOpen(const std::vector<uint8_t> &bytes) {
   return std::move(*snap);
 }
 
+// The region starting at `start`, or nullptr.
 const Region *regionAt(const Snapshot &snap, uint64_t start) {
   for (const Region &r : snap.regions)
     if (r.start == start)

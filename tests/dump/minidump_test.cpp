@@ -44,6 +44,7 @@ std::string warningsText(const Snapshot &snap) {
   return out;
 }
 
+// The region starting at `start`, or nullptr.
 const Region *regionAt(const Snapshot &snap, uint64_t start) {
   for (const Region &r : snap.regions)
     if (r.start == start)
@@ -51,6 +52,7 @@ const Region *regionAt(const Snapshot &snap, uint64_t start) {
   return nullptr;
 }
 
+// The captured range starting at `start`, or nullptr.
 const MemoryRange *memoryAt(const Snapshot &snap, uint64_t start) {
   for (const MemoryRange &m : snap.memory)
     if (m.start == start)

@@ -15,8 +15,12 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string goldenPath() { return sourceDir() + "/fixtures/golden/story.report.json"; }
-std::string rulesPath() { return sourceDir() + "/fixtures/rules/story.rules.json"; }
+std::string goldenPath() {
+  return sourceDir() + "/fixtures/golden/story.report.json";
+}
+std::string rulesPath() {
+  return sourceDir() + "/fixtures/rules/story.rules.json";
+}
 
 /// True when DUMPSIFT_UPDATE_GOLDEN is set to anything but "" or "0".
 bool updatingGoldens() {
@@ -91,9 +95,9 @@ TEST_CASE("analyze writes the golden report of the story core, byte for byte") {
 }
 
 TEST_CASE("the golden report validates against docs/report.schema.json") {
-  CommandResult r = runCommand("/usr/bin/python3 '" + sourceDir() +
-                               "/scripts/validate_report.py' '" + sourceDir() +
-                               "/docs/report.schema.json' '" + goldenPath() + "'");
+  CommandResult r =
+      runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
+                 sourceDir() + "/docs/report.schema.json' '" + goldenPath() + "'");
   INFO("validate_report.py (needs python3-jsonschema: scripts/setup.sh):\n" << r.out << r.err);
   CHECK(r.exit_code == 0);
 }
@@ -119,8 +123,8 @@ TEST_CASE("the story fixture passes fixtures/rules/story.rules.json, as a report
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("FAIL") == std::string::npos);
 
-  r = tool(dir, "check '" + unpackedFixture("cores/story.core.xz") + "' --rules '" + rulesPath() +
-                    "'");
+  r = tool(dir,
+           "check '" + unpackedFixture("cores/story.core.xz") + "' --rules '" + rulesPath() + "'");
   CHECK(r.exit_code == 0);
 }
 
@@ -142,13 +146,14 @@ TEST_CASE("a regressed story (a new 131,186-byte group, twice the JPEG bytes) fa
     g["total_bytes"] = g["total_bytes"].get<uint64_t>() + n * size;
   }
   // ...and two aws-chunked frames in a size group the story never had.
-  report["groups"].push_back(Json{{"size", 131186},
-                                  {"state", "used"},
-                                  {"allocator", "glibc"},
-                                  {"count", 2},
-                                  {"total_bytes", 2 * 131186},
-                                  {"kinds", Json{{"aws-chunked", 2}}},
-                                  {"addresses", Json::array({"0x7f0000001000", "0x7f0000030000"})}});
+  report["groups"].push_back(
+      Json{{"size", 131186},
+           {"state", "used"},
+           {"allocator", "glibc"},
+           {"count", 2},
+           {"total_bytes", 2 * 131186},
+           {"kinds", Json{{"aws-chunked", 2}}},
+           {"addresses", Json::array({"0x7f0000001000", "0x7f0000030000"})}});
   Json &chunked = report["summary"]["by_kind"]["aws-chunked"];
   chunked["count"] = chunked["count"].get<uint64_t>() + 2;
   chunked["bytes"] = chunked["bytes"].get<uint64_t>() + 2 * 131186;
@@ -169,8 +174,9 @@ TEST_CASE("a regressed story (a new 131,186-byte group, twice the JPEG bytes) fa
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("::error file=") != std::string::npos);
 
-  r = tool(dir, "diff '" + goldenPath() + "' regressed.report.json --max-growth 50% "
-                "--max-new-bytes 0");
+  r = tool(dir, "diff '" + goldenPath() +
+                    "' regressed.report.json --max-growth 50% "
+                    "--max-new-bytes 0");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("REGRESSION kind jpeg: bytes grew +100.0%") != std::string::npos);
   CHECK(r.out.find("REGRESSION new groups: 1 new size group (131,186 used x2) holds 262,372 "

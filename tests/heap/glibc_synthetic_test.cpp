@@ -361,6 +361,8 @@ TEST_CASE("glibc walker reads pre-2.32 plain links and the 0x20 heap_info") {
   REQUIRE(w.error.empty());
   CHECK(w.fact("glibc_layout").find("2.31-2.34") == 0);
   CHECK(w.fact("safe_linking") == "no");
+  CHECK(w.fact("libc_file_version") == "2.31");
+  CHECK(w.warnings.empty());
   REQUIRE(w.at(first + 0x2a0));
   CHECK(w.at(first + 0x2a0)->state == AllocState::Free);
   REQUIRE(w.at(first + 0x2c0));
@@ -467,6 +469,20 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
     REQUIRE(w.at(kHeap + 0x40));
     CHECK(w.at(kHeap + 0x40)->state == AllocState::Unknown);
   }
+}
+
+TEST_CASE("glibc walker warns about a libc version it does not know") {
+  FakeDump d;
+  d.map(kLibcData, 0x3000, true, "/lib/x86_64-linux-gnu/libc-2.23.so");
+  d.map(kHeap, 0x1000, true, "", RegionClass::Heap);
+  d.chunk(kHeap, 0x1001);
+  auto snap = d.snapshot();
+  Walked w = walk(*snap);
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("libc_file_version") == "2.23");
+  CHECK(w.warned("outside the 2.31-2.40"));
+  REQUIRE(w.at(kHeap + 0x10));
+  CHECK(w.at(kHeap + 0x10)->state == AllocState::Free); // the chunk ending the region: top
 }
 
 TEST_CASE("glibc walker refuses 32-bit processes with a reason") {

@@ -69,12 +69,12 @@ struct ReportFigures {
     std::string explanation;
   };
 
-  Tally buffers;                       // summary.buffers, summary.buffer_bytes
+  Tally buffers;                        // summary.buffers, summary.buffer_bytes
   std::map<std::string, Tally> by_kind; // summary.by_kind
-  std::vector<Group> groups;           // report order
-  std::vector<FindingEntry> findings;  // report order
-  Json options;                        // the options the report was made with
-  std::string dump_path;               // dump.path ("" when absent)
+  std::vector<Group> groups;            // report order
+  std::vector<FindingEntry> findings;   // report order
+  Json options;                         // the options the report was made with
+  std::string dump_path;                // dump.path ("" when absent)
 };
 
 /// Takes the figures out of a report. Fails when the report is not a schema-version-1 report or a
@@ -116,8 +116,8 @@ struct FindingTypeDiff {
 /// What changed from one report (before) to another (after).
 struct ReportDiff {
   Change buffers, buffer_bytes;
-  std::vector<KindDiff> kinds;          // every kind on either side, by name
-  std::vector<GroupDiff> groups;        // every group on either side (see diffReports for order)
+  std::vector<KindDiff> kinds;   // every kind on either side, by name
+  std::vector<GroupDiff> groups; // every group on either side (see diffReports for order)
   std::vector<FindingTypeDiff> finding_types; // every finding type on either side, by name
   /// Findings of `after` with no equal finding in `before`, and the reverse. Two findings are
   /// equal when their type and type-specific figures are (addresses, bytes and explanation may

@@ -19,6 +19,28 @@ bool namesLibc(llvm::StringRef path) {
   return base.startswith("libc.so") || base.startswith("libc-");
 }
 
+/// The glibc version a libc file name states ("libc-2.23.so" -> {2, 23}), or {0, 0}. Debian 12
+/// and later name it libc.so.6, which states none.
+std::pair<unsigned, unsigned> libcFileVersion(const Snapshot &snap) {
+  auto parse = [](llvm::StringRef path) -> std::pair<unsigned, unsigned> {
+    llvm::StringRef base = path.contains('/') ? path.rsplit('/').second : path;
+    if (!base.consume_front("libc-") || !base.consume_back(".so"))
+      return {0, 0};
+    auto [major_text, minor_text] = base.split('.');
+    unsigned major = 0, minor = 0;
+    if (major_text.getAsInteger(10, major) || minor_text.getAsInteger(10, minor))
+      return {0, 0};
+    return {major, minor};
+  };
+  for (const Module &m : snap.modules)
+    if (auto v = parse(m.path); v.first)
+      return v;
+  for (const Region &r : snap.regions)
+    if (auto v = parse(r.backing_file); v.first)
+      return v;
+  return {0, 0};
+}
+
 class GlibcWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "glibc"; }
@@ -60,6 +82,12 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
         snap.system.pointer_size * 8, snap.system.little_endian ? "little-endian" : "big-endian",
         snap.system.arch.c_str());
 
+  auto [major, minor] = libcFileVersion(snap);
+  if (major && (major != 2 || minor < 31 || minor > 40))
+    diags.warn("glibc", "libc file names version " + std::to_string(major) + "." +
+                            std::to_string(minor) +
+                            ", outside the 2.31-2.40 this walker knows; expect misreadings");
+
   CachedReader reader(memory);
   Plan plan = discover(reader, snap, diags);
   if (plan.spans.empty() && plan.mmapped.empty() && plan.arenas.empty())
@@ -95,7 +123,7 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   HeapWalkResult result;
   result.walker = "glibc";
   Allocation a; // reused: no per-chunk construction
-  uint64_t chunks = 0, top_reached = 0, spans_corrupt = 0;
+  uint64_t chunks = 0, spans_corrupt = 0;
   for (const WorkItem &item : work) {
     if (!item.is_span) {
       const MmappedChunk &m = plan.mmapped[item.index];
@@ -157,8 +185,6 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
           ++chunks;
         },
         stop, why);
-    if (end == WalkEnd::Top)
-      ++top_reached;
     if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
         (end == WalkEnd::Fence && !why.empty())) {
       ++spans_corrupt;
@@ -198,9 +224,10 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
                                            "in use are reported unknown)");
   fact("chunks", std::to_string(chunks));
   fact("page_size", std::to_string(plan.page_size));
+  if (major)
+    fact("libc_file_version", std::to_string(major) + "." + std::to_string(minor));
   if (spans_corrupt)
     fact("heaps_cut_short", std::to_string(spans_corrupt));
-  (void)top_reached;
   return result;
 }
 
