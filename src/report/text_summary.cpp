@@ -74,7 +74,7 @@ std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
     const Allocation &a = analysis.buffers[g.members.front()].allocation;
     if (a.managed)
       label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
-               "[len " + withCommas(a.managed->length) + "]";
+               " len " + withCommas(a.managed->length);
   }
   return label;
 }
