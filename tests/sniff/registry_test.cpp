@@ -11,21 +11,48 @@
 using namespace dumpsift;
 using namespace dumpsift::test;
 
-// Counts heap allocations made through operator new on this thread (the whole test binary uses
-// this replacement; it only counts, then defers to malloc/free).
+// Counts heap allocations made through operator new on this thread. The whole test binary uses
+// this replacement (every non-aligned form, so that new and delete always match); it only counts,
+// then defers to malloc/free.
 namespace {
 thread_local size_t g_allocations = 0;
-}
-void *operator new(std::size_t n) {
+
+/// malloc that counts; nullptr when out of memory.
+void *countedAlloc(std::size_t n) noexcept {
   ++g_allocations;
-  if (void *p = std::malloc(n ? n : 1))
+  return std::malloc(n ? n : 1);
+}
+} // namespace
+void *operator new(std::size_t n) {
+  if (void *p = countedAlloc(n))
     return p;
   throw std::bad_alloc();
+}
+void *operator new[](std::size_t n) {
+  return operator new(n);
+}
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
+  return countedAlloc(n);
+}
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept {
+  return countedAlloc(n);
 }
 void operator delete(void *p) noexcept {
   std::free(p);
 }
+void operator delete[](void *p) noexcept {
+  std::free(p);
+}
 void operator delete(void *p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void *p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void *p, const std::nothrow_t &) noexcept {
+  std::free(p);
+}
+void operator delete[](void *p, const std::nothrow_t &) noexcept {
   std::free(p);
 }
 
@@ -34,10 +61,11 @@ namespace {
 /// An array of small little-endian counters: binary, low entropy, nothing recognisable.
 ByteVec structuredBinary(size_t n) {
   ByteVec v(n);
-  for (size_t i = 0; i < n; i += 4) {
-    v[i] = static_cast<uint8_t>(i / 4 * 7);
-    v[i + 1] = static_cast<uint8_t>(i >> 10);
-  }
+  for (size_t i = 0; i < n; ++i)
+    if (i % 4 == 0)
+      v[i] = static_cast<uint8_t>(i / 4 * 7);
+    else if (i % 4 == 1)
+      v[i] = static_cast<uint8_t>(i >> 10);
   return v;
 }
 
