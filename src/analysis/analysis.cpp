@@ -1,8 +1,7 @@
 #include "dumpsift/analysis/analysis.h"
 
-#include "region_scan.h"
-
 #include "dumpsift/support/hex.h"
+#include "region_scan.h"
 
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
@@ -23,9 +22,8 @@ bool passesSizeAndState(const AnalyzeOptions &options, const Allocation &a) {
 }
 
 bool passesKind(const AnalyzeOptions &options, const Buffer &b) {
-  return options.kinds.empty() ||
-         std::find(options.kinds.begin(), options.kinds.end(), b.content.kind) !=
-             options.kinds.end();
+  return options.kinds.empty() || std::find(options.kinds.begin(), options.kinds.end(),
+                                            b.content.kind) != options.kinds.end();
 }
 
 unsigned threadCount(const AnalyzeOptions &options) {
@@ -96,8 +94,7 @@ std::vector<SizeGroup> groupBuffers(const Analysis &analysis) {
   for (size_t i = 0; i < analysis.buffers.size(); ++i) {
     const Buffer &b = analysis.buffers[i];
     Key key{b.allocation.size, b.allocation.state,
-            analysis.options.group_by == GroupBy::SizeKind ? static_cast<int>(b.content.kind)
-                                                           : -1};
+            analysis.options.group_by == GroupBy::SizeKind ? static_cast<int>(b.content.kind) : -1};
     SizeGroup &g = by_key[key];
     if (g.count == 0) {
       g.size = key.size;
@@ -140,9 +137,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
 
   // 1. Walk every heap the walkers know; keep allocations that pass the size and state filters.
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!options.walkers.empty() &&
-        std::find(options.walkers.begin(), options.walkers.end(), walker->name()) ==
-            options.walkers.end())
+    if (!options.walkers.empty() && std::find(options.walkers.begin(), options.walkers.end(),
+                                              walker->name()) == options.walkers.end())
       continue;
     if (!walker->detect(memory))
       continue;

@@ -8,9 +8,10 @@ namespace dumpsift {
 
 namespace {
 
-constexpr ContentKind kScanKinds[] = {ContentKind::Jpeg, ContentKind::Png,  ContentKind::Gif,
-                                      ContentKind::Webp, ContentKind::Gzip, ContentKind::Zstd,
-                                      ContentKind::Zip,  ContentKind::Pdf,  ContentKind::AwsChunked};
+constexpr ContentKind kScanKinds[] = {
+    ContentKind::Jpeg, ContentKind::Png,  ContentKind::Gif,
+    ContentKind::Webp, ContentKind::Gzip, ContentKind::Zstd,
+    ContentKind::Zip,  ContentKind::Pdf,  ContentKind::AwsChunked};
 
 bool isScanKind(ContentKind kind) {
   return std::find(std::begin(kScanKinds), std::end(kScanKinds), kind) != std::end(kScanKinds);

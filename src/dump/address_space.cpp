@@ -22,9 +22,12 @@ template <typename T> const T *findContaining(const std::vector<T> &items, uint6
 
 llvm::StringRef faultName(Fault fault) {
   switch (fault) {
-  case Fault::None: return "readable";
-  case Fault::Unmapped: return "unmapped";
-  case Fault::NotCaptured: return "not captured in the dump";
+  case Fault::None:
+    return "readable";
+  case Fault::Unmapped:
+    return "unmapped";
+  case Fault::NotCaptured:
+    return "not captured in the dump";
   }
   return "unknown";
 }
@@ -78,10 +81,9 @@ llvm::Error AddressSpace::read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out
                                      hexAddress(addr).c_str());
     const MemoryRange *range = rangeContaining(cursor);
     if (!range)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cannot read %zu bytes at %s: %s is %s", out.size(),
-                                     hexAddress(addr).c_str(), hexAddress(cursor).c_str(),
-                                     faultName(classify(cursor)).data());
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "cannot read %zu bytes at %s: %s is %s", out.size(),
+          hexAddress(addr).c_str(), hexAddress(cursor).c_str(), faultName(classify(cursor)).data());
     uint64_t n = std::min<uint64_t>(out.size() - done, range->end() - cursor);
     std::memcpy(out.data() + done, range->bytes.data() + (cursor - range->start), n);
     done += n;

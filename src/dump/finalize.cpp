@@ -1,6 +1,5 @@
-#include "readers.h"
-
 #include "dumpsift/support/hex.h"
+#include "readers.h"
 
 #include <algorithm>
 
@@ -31,15 +30,15 @@ void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const ch
 void finalizeSnapshot(Snapshot &snapshot) {
   Diagnostics &diags = snapshot.diagnostics;
   // Empty or wrapping ranges say nothing useful.
-  std::erase_if(snapshot.regions, [&](const Region &r) {
-    return r.size == 0 || r.start + r.size < r.start;
-  });
+  std::erase_if(snapshot.regions,
+                [&](const Region &r) { return r.size == 0 || r.start + r.size < r.start; });
   std::erase_if(snapshot.memory, [&](const MemoryRange &m) {
     return m.bytes.empty() || m.start + m.bytes.size() < m.start;
   });
-  dropOverlaps(snapshot.regions, [](const Region &r) { return r.end(); }, diags, "region");
-  dropOverlaps(snapshot.memory, [](const MemoryRange &m) { return m.end(); }, diags,
-               "memory range");
+  dropOverlaps(
+      snapshot.regions, [](const Region &r) { return r.end(); }, diags, "region");
+  dropOverlaps(
+      snapshot.memory, [](const MemoryRange &m) { return m.end(); }, diags, "memory range");
 
   // Captured bytes that no region describes get a region of their own, so every captured byte
   // belongs to exactly one region.

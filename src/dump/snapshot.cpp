@@ -11,28 +11,38 @@ namespace dumpsift {
 
 llvm::StringRef formatName(DumpFormat format) {
   switch (format) {
-  case DumpFormat::ElfCore: return "elf-core";
-  case DumpFormat::Minidump: return "minidump";
+  case DumpFormat::ElfCore:
+    return "elf-core";
+  case DumpFormat::Minidump:
+    return "minidump";
   }
   return "unknown";
 }
 
 llvm::StringRef className(RegionClass cls) {
   switch (cls) {
-  case RegionClass::Heap: return "heap";
-  case RegionClass::Stack: return "stack";
-  case RegionClass::Image: return "image";
-  case RegionClass::Anonymous: return "anonymous";
-  case RegionClass::Other: return "other";
+  case RegionClass::Heap:
+    return "heap";
+  case RegionClass::Stack:
+    return "stack";
+  case RegionClass::Image:
+    return "image";
+  case RegionClass::Anonymous:
+    return "anonymous";
+  case RegionClass::Other:
+    return "other";
   }
   return "other";
 }
 
 llvm::StringRef captureName(Capture capture) {
   switch (capture) {
-  case Capture::Full: return "full";
-  case Capture::Partial: return "partial";
-  case Capture::None: return "none";
+  case Capture::Full:
+    return "full";
+  case Capture::Partial:
+    return "partial";
+  case Capture::None:
+    return "none";
   }
   return "none";
 }

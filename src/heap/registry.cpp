@@ -1,6 +1,5 @@
 // The one list of heap walkers. Adding an allocator: one file plus one line here.
 #include "dumpsift/heap/walker.h"
-
 #include "glibc/glibc_walker.h"
 #include "managed/walkers.h"
 
@@ -8,18 +7,30 @@ namespace dumpsift {
 
 llvm::StringRef stateName(AllocState state) {
   switch (state) {
-  case AllocState::Used: return "used";
-  case AllocState::Free: return "free";
-  case AllocState::Unknown: return "unknown";
+  case AllocState::Used:
+    return "used";
+  case AllocState::Free:
+    return "free";
+  case AllocState::Unknown:
+    return "unknown";
   }
   return "unknown";
 }
 
 void HeapStats::add(const Allocation &a) {
   switch (a.state) {
-  case AllocState::Used: ++used_count; used_bytes += a.size; break;
-  case AllocState::Free: ++free_count; free_bytes += a.size; break;
-  case AllocState::Unknown: ++unknown_count; unknown_bytes += a.size; break;
+  case AllocState::Used:
+    ++used_count;
+    used_bytes += a.size;
+    break;
+  case AllocState::Free:
+    ++free_count;
+    free_bytes += a.size;
+    break;
+  case AllocState::Unknown:
+    ++unknown_count;
+    unknown_bytes += a.size;
+    break;
   }
 }
 

@@ -3,9 +3,8 @@
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/version.h"
 
-#include <iomanip>
-
 #include <algorithm>
+#include <iomanip>
 
 namespace dumpsift {
 
@@ -117,18 +116,17 @@ Json infoJson(const Snapshot &snapshot) {
                                         {"mapped_bytes", totals.mapped[i]},
                                         {"captured_bytes", totals.captured[i]}};
   }
-  j["totals"] = Json{{"by_class", std::move(by_class)},
-                     {"captured_bytes", snapshot.capturedBytes()}};
+  j["totals"] =
+      Json{{"by_class", std::move(by_class)}, {"captured_bytes", snapshot.capturedBytes()}};
   j["diagnostics"] = diagnosticsJson(snapshot.diagnostics);
   return j;
 }
 
 void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   const ProcessInfo &p = snapshot.process;
-  out << snapshot.path << ": " << formatName(snapshot.format).str() << ", "
-      << snapshot.system.os << "/" << snapshot.system.arch << ", "
-      << (snapshot.system.little_endian ? "little" : "big") << "-endian, "
-      << snapshot.system.pointer_size * 8 << "-bit\n";
+  out << snapshot.path << ": " << formatName(snapshot.format).str() << ", " << snapshot.system.os
+      << "/" << snapshot.system.arch << ", " << (snapshot.system.little_endian ? "little" : "big")
+      << "-endian, " << snapshot.system.pointer_size * 8 << "-bit\n";
   out << "process: " << (p.name.empty() ? "(unknown)" : p.name);
   if (p.pid)
     out << " (pid " << *p.pid << ")";
@@ -142,15 +140,14 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
                     const std::string &perm, const std::string &cls, const std::string &captured,
                     const std::string &file) {
     out << std::left << std::setw(18) << start << ' ' << std::setw(18) << end << ' ' << std::right
-        << std::setw(10) << size << ' ' << std::left << std::setw(4) << perm << ' '
-        << std::setw(9) << cls << ' ' << std::right << std::setw(10) << captured << "  " << file
-        << "\n";
+        << std::setw(10) << size << ' ' << std::left << std::setw(4) << perm << ' ' << std::setw(9)
+        << cls << ' ' << std::right << std::setw(10) << captured << "  " << file << "\n";
   };
   row("start", "end", "size", "perm", "class", "captured", "file");
   for (const Region &r : snapshot.regions) {
-    std::string captured = r.capture() == Capture::Full      ? "all"
-                           : r.capture() == Capture::None    ? "none"
-                                                             : humanBytes(r.captured);
+    std::string captured = r.capture() == Capture::Full   ? "all"
+                           : r.capture() == Capture::None ? "none"
+                                                          : humanBytes(r.captured);
     row(hexAddress(r.start), hexAddress(r.end()), humanBytes(r.size), r.perms.str(),
         className(r.cls).str(), captured, r.backing_file);
   }

@@ -1,5 +1,4 @@
 #include "dumpsift/report/report.h"
-
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/version.h"
 
@@ -34,9 +33,10 @@ Json heapJson(const HeapWalkResult &h) {
   for (const auto &[key, value] : h.facts)
     facts[key] = value;
   j["facts"] = std::move(facts);
-  j["stats"] = Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
-                    {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
-                    {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
+  j["stats"] =
+      Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
+           {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
+           {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
   Json areas = Json::array();
   for (const HeapArea &a : h.areas) {
     Json aj{{"kind", a.kind}, {"start", hexAddress(a.start)}, {"size", a.size}};
@@ -152,9 +152,8 @@ Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extrac
   for (const UnclaimedRange &u : analysis.unclaimed) {
     unclaimed_bytes += u.size;
     if (u.size >= analysis.options.min_size)
-      unclaimed.push_back(Json{{"start", hexAddress(u.start)},
-                               {"size", u.size},
-                               {"class", className(u.cls).str()}});
+      unclaimed.push_back(Json{
+          {"start", hexAddress(u.start)}, {"size", u.size}, {"class", className(u.cls).str()}});
   }
 
   uint64_t buffer_bytes = 0;

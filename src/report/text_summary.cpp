@@ -1,5 +1,4 @@
 #include "dumpsift/report/report.h"
-
 #include "dumpsift/support/hex.h"
 
 #include <iomanip>
@@ -48,7 +47,9 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
     if (b.content.kind != kind)
       continue;
     const Details &d = b.content.details;
-    if (detailFalse(d, "complete") || detailTrue(d, "truncated"))
+    // "truncated" (the buffer ends inside the content) decides where a kind reports it: an
+    // aws-chunked buffer holding one whole chunk is not complete (no final chunk) but not cut.
+    if (d.get("truncated") ? detailTrue(d, "truncated") : detailFalse(d, "complete"))
       ++truncated;
     if (detailTrue(d, "final_chunk"))
       ++final_chunk;

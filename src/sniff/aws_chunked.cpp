@@ -114,8 +114,10 @@ bool walkAwsChunked(Bytes d, AwsChunkedLayout &layout) {
   for (;;) {
     const ChunkLine line = parseChunkLine(d, p);
     if (line.status != LineStatus::Ok || (line.signature_chars != 0) != is_signed) {
-      if (line.status == LineStatus::Cut)
+      if (line.status == LineStatus::Cut) {
         layout.length = d.size(); // the buffer ends inside a plausible header line
+        layout.cut = true;
+      }
       break;
     }
     AwsChunk chunk;
@@ -154,6 +156,7 @@ bool walkAwsChunked(Bytes d, AwsChunkedLayout &layout) {
     const uint64_t data_end = uint64_t(line.end) + line.size;
     if (data_end + 2 > d.size()) { // cut inside the data (or before its CRLF)
       layout.length = d.size();
+      layout.cut = true;
       break;
     }
     if (d[data_end] != '\r' || d[data_end + 1] != '\n') {
@@ -235,6 +238,7 @@ public:
     r.details.set("chunk_sizes", std::move(sizes));
     r.details.set("final_chunk", layout->final_chunk);
     r.details.set("complete", layout->complete);
+    r.details.set("truncated", layout->cut);
     r.details.set("payload_bytes", layout->payload_bytes);
     if (!layout->trailer_names.empty()) {
       std::string names;

@@ -334,6 +334,15 @@ const std::array<float, kSampleBytes + 1> &countLogTable() {
 
 /// Shannon entropy in bits/byte of a sample of `d` (all of it up to 4 KiB, else four 1 KiB
 /// windows: start, one third, two thirds, end); `sampled` receives the sample size.
+/// `d` without its trailing zero bytes: the slack between a request and the allocation's usable
+/// size (an mmapped chunk rounds up to a page) must not dilute the entropy of what was written.
+Bytes withoutZeroTail(Bytes d) {
+  size_t end = d.size();
+  while (end > 0 && d[end - 1] == 0)
+    --end;
+  return d.take_front(end);
+}
+
 double sampleEntropy(Bytes d, size_t &sampled) {
   uint32_t hist[4][256] = {};
   auto add = [&](size_t from, size_t len) {
@@ -384,13 +393,14 @@ std::optional<SniffResult> classifyStatistics(Bytes buffer) {
   if (std::optional<SniffResult> utf16 = classifyUtf16(buffer))
     return utf16;
   size_t sample = 0;
-  const double entropy = sampleEntropy(buffer, sample);
+  const Bytes content = withoutZeroTail(buffer);
+  const double entropy = sampleEntropy(content, sample);
   // Uniform random data gives about 7.95 bits/byte over 4 KiB and 7.8 over 1 KiB; deflate and
   // JPEG entropy-coded data come close, machine code and structures stay below 7.
   const double threshold = sample >= kSampleBytes ? 7.5 : 7.2;
   if (sample < kSampleWindow || entropy < threshold)
     return std::nullopt;
-  SniffResult r = makeResult(ContentKind::Random, buffer.size());
+  SniffResult r = makeResult(ContentKind::Random, content.size());
   r.details.set("entropy", std::round(entropy * 1000) / 1000);
   return r;
 }

@@ -38,10 +38,17 @@ std::optional<uint64_t> parseSize(std::string_view text) {
   uint64_t multiplier = 1;
   if (!text.empty()) {
     switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K': multiplier = 1ull << 10; break;
-    case 'M': multiplier = 1ull << 20; break;
-    case 'G': multiplier = 1ull << 30; break;
-    default: break;
+    case 'K':
+      multiplier = 1ull << 10;
+      break;
+    case 'M':
+      multiplier = 1ull << 20;
+      break;
+    case 'G':
+      multiplier = 1ull << 30;
+      break;
+    default:
+      break;
     }
     if (multiplier != 1)
       text.remove_suffix(1);

@@ -1,12 +1,11 @@
-#include "options.h"
-#include "progress.h"
-#include "tool.h"
-
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/extract/extract.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/atomic_file.h"
 #include "dumpsift/support/hex.h"
+#include "options.h"
+#include "progress.h"
+#include "tool.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"

@@ -1,10 +1,9 @@
-#include "options.h"
-#include "progress.h"
-#include "tool.h"
-
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "options.h"
+#include "progress.h"
+#include "tool.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -83,10 +82,10 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
       for (const auto &[k, v] : h.facts)
         facts[k] = v;
       hj["facts"] = std::move(facts);
-      hj["stats"] = Json{{"used_count", h.stats.used_count}, {"used_bytes", h.stats.used_bytes},
-                         {"free_count", h.stats.free_count}, {"free_bytes", h.stats.free_bytes},
-                         {"unknown_count", h.stats.unknown_count},
-                         {"unknown_bytes", h.stats.unknown_bytes}};
+      hj["stats"] =
+          Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
+               {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
+               {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
       Json areas = Json::array();
       for (const HeapArea &a : h.areas)
         areas.push_back(Json{{"kind", a.kind},
@@ -128,8 +127,8 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
       std::cout << " " << k << "=" << v;
     std::cout << "\n  used " << h.stats.used_count << " (" << humanBytes(h.stats.used_bytes)
               << "), free " << h.stats.free_count << " (" << humanBytes(h.stats.free_bytes)
-              << "), unknown " << h.stats.unknown_count << " ("
-              << humanBytes(h.stats.unknown_bytes) << ")\n";
+              << "), unknown " << h.stats.unknown_count << " (" << humanBytes(h.stats.unknown_bytes)
+              << ")\n";
     for (const HeapArea &a : h.areas)
       std::cout << "  " << a.kind << " " << hexAddress(a.start) << "-"
                 << hexAddress(a.start + a.size) << " (" << humanBytes(a.size) << ") arena "
@@ -140,8 +139,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     warnings.push_back(d);
   for (const Diagnostic &d : warnings)
     std::cout << "warning: " << d.where << ": " << d.message << "\n";
-  std::cout << "\n" << rows.size() << " allocations of at least " << filters.min_size
-            << " bytes\n";
+  std::cout << "\n" << rows.size() << " allocations of at least " << filters.min_size << " bytes\n";
   std::printf("%-18s %12s %-7s %-7s %-18s %s\n", "address", "size", "state", "mmapped", "arena",
               "walker");
   for (const Row &r : rows)

@@ -1,7 +1,6 @@
-#include "tool.h"
-
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/report/info.h"
+#include "tool.h"
 
 #include <iostream>
 

@@ -1,7 +1,6 @@
 // dumpsift: find, group, sniff and extract the large buffers in a process memory dump.
-#include "tool.h"
-
 #include "dumpsift/support/version.h"
+#include "tool.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -14,7 +13,9 @@ llvm::Error fileError(const std::string &path, llvm::Error cause) {
                                  llvm::toString(std::move(cause)).c_str());
 }
 
-bool stderrIsTerminal() { return isatty(STDERR_FILENO) != 0; }
+bool stderrIsTerminal() {
+  return isatty(STDERR_FILENO) != 0;
+}
 
 } // namespace dumpsift::tool
 

@@ -118,7 +118,7 @@ TEST_CASE("diff: the same report twice changes nothing") {
   CHECK(findRegressions(d, strict).empty());
 }
 
-TEST_CASE("diff: new, vanished and changed groups; kinds; totals") {
+TEST_CASE("diff: new, vanished and changed groups, kinds and totals") {
   Json after = sampleReport({{135152, "used", {{"jpeg", 6}, {"aws-chunked", 1}}},
                              {131186, "used", {{"aws-chunked", 2}}},
                              {100136, "free", {{"unknown", 1}}}});

@@ -8,7 +8,6 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -39,7 +38,8 @@ const Buffer *findBuffer(const Analysis &analysis, uint64_t address) {
 // Every planted buffer of at least `min_size` usable bytes: found, exact size, kind, payload.
 void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &manifest) {
   auto snapshot = openDump(core);
-  REQUIRE(snapshot);
+  if (!snapshot)
+    FAIL(core << ": " << llvm::toString(snapshot.takeError()));
   AddressSpace memory(**snapshot);
   AnalyzeOptions options; // the documented defaults: 64 KiB and up
   Analysis analysis = analyze(memory, options);
@@ -142,9 +142,9 @@ TEST_CASE("analyze reports validate against the JSON schema and are deterministi
     REQUIRE(r.exit_code == 0);
   }
   CHECK(readFileBytes(dir + "/a.json") == readFileBytes(dir + "/b.json"));
-  CommandResult v = runCommand("/usr/bin/python3 '" + sourceDir() +
-                               "/scripts/validate_report.py' '" + sourceDir() +
-                               "/docs/report.schema.json' '" + dir + "/a.json'");
+  CommandResult v =
+      runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
+                 sourceDir() + "/docs/report.schema.json' '" + dir + "/a.json'");
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
 }

@@ -1,7 +1,6 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -14,11 +13,21 @@ namespace fs = std::filesystem;
 
 namespace dumpsift::test {
 
-std::string sourceDir() { return DUMPSIFT_SOURCE_DIR; }
-std::string binaryDir() { return DUMPSIFT_BINARY_DIR; }
-std::string sharedDumpsDir() { return std::string(DUMPSIFT_SHARED_DIR) + "/dumps"; }
-std::string toolPath() { return DUMPSIFT_TOOL_PATH; }
-std::string fixtureProgram(const std::string &name) { return binaryDir() + "/fixtures/" + name; }
+std::string sourceDir() {
+  return DUMPSIFT_SOURCE_DIR;
+}
+std::string binaryDir() {
+  return DUMPSIFT_BINARY_DIR;
+}
+std::string sharedDumpsDir() {
+  return std::string(DUMPSIFT_SHARED_DIR) + "/dumps";
+}
+std::string toolPath() {
+  return DUMPSIFT_TOOL_PATH;
+}
+std::string fixtureProgram(const std::string &name) {
+  return binaryDir() + "/fixtures/" + name;
+}
 
 std::string scratchDir(const std::string &name) {
   fs::path dir = fs::path(binaryDir()) / "test-scratch" / name;
@@ -99,9 +108,9 @@ void LiveProcess::gcore(const std::string &core_path) const {
 }
 
 CommandResult runCommand(const std::string &command_line) {
-  std::string err_path = fs::temp_directory_path() /
-                         ("dumpsift-test-err-" + std::to_string(getpid()) + "-" +
-                          std::to_string(reinterpret_cast<uintptr_t>(&command_line)));
+  std::string err_path =
+      fs::temp_directory_path() / ("dumpsift-test-err-" + std::to_string(getpid()) + "-" +
+                                   std::to_string(reinterpret_cast<uintptr_t>(&command_line)));
   std::string full = "(" + command_line + ") 2>'" + err_path + "'";
   CommandResult result;
   FILE *pipe = popen(full.c_str(), "r");
@@ -128,7 +137,8 @@ std::vector<uint8_t> readFileBytes(const std::string &path) {
 
 void writeFileBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char *>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   REQUIRE(out.good());
 }
 

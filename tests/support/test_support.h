@@ -1,19 +1,18 @@
 // Helpers shared by the tests: where things are, running fixture programs, dumping them with gcore.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 namespace dumpsift::test {
 
-std::string sourceDir();      // the repository
-std::string binaryDir();      // the build tree
-std::string sharedDumpsDir(); // ../shared/dumps: real third-party dumps
-std::string toolPath();       // the dumpsift binary
+std::string sourceDir();                             // the repository
+std::string binaryDir();                             // the build tree
+std::string sharedDumpsDir();                        // ../shared/dumps: real third-party dumps
+std::string toolPath();                              // the dumpsift binary
 std::string fixtureProgram(const std::string &name); // build/fixtures/<name>
 /// A fresh empty directory under the build tree for one test's files.
 std::string scratchDir(const std::string &name);

@@ -2,7 +2,6 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
 using namespace dumpsift::test;
@@ -10,7 +9,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult dumpsift(const std::string &args) {
+CommandResult runDumpsift(const std::string &args) {
   return runCommand("'" + toolPath() + "' " + args);
 }
 
@@ -30,7 +29,7 @@ TEST_CASE("info --json on every shared dump: valid JSON whose class totals add u
     if (entry.path().filename() == "README.md")
       continue;
     INFO(path);
-    CommandResult r = dumpsift("info --json '" + path + "'");
+    CommandResult r = runDumpsift("info --json '" + path + "'");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     nlohmann::json info = nlohmann::json::parse(r.out);
@@ -51,7 +50,7 @@ TEST_CASE("info --json on every shared dump: valid JSON whose class totals add u
 
 TEST_CASE("info text on the story core names the process and the heap") {
   std::string core = unpackedFixture("cores/story.core.xz");
-  CommandResult r = dumpsift("info '" + core + "'");
+  CommandResult r = runDumpsift("info '" + core + "'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("process: story") != std::string::npos);
@@ -62,37 +61,37 @@ TEST_CASE("info text on the story core names the process and the heap") {
 TEST_CASE("bad input: one-line errors naming the file and the cause, exit code 2") {
   std::string dir = scratchDir("cli-bad-input");
   SECTION("missing file") {
-    checkOneLineError(dumpsift("info '" + dir + "/nope.core'"), dir + "/nope.core");
+    checkOneLineError(runDumpsift("info '" + dir + "/nope.core'"), dir + "/nope.core");
   }
   SECTION("empty file") {
     writeFileBytes(dir + "/empty", {});
-    CommandResult r = dumpsift("info '" + dir + "/empty'");
+    CommandResult r = runDumpsift("info '" + dir + "/empty'");
     checkOneLineError(r, dir + "/empty");
     CHECK(r.err.find("empty file") != std::string::npos);
   }
   SECTION("not a dump") {
     writeFileBytes(dir + "/text", {'h', 'e', 'l', 'l', 'o', '\n'});
-    CommandResult r = dumpsift("analyze '" + dir + "/text'");
+    CommandResult r = runDumpsift("analyze '" + dir + "/text'");
     checkOneLineError(r, dir + "/text");
     CHECK(r.err.find("not a core dump or minidump") != std::string::npos);
   }
   SECTION("an ELF executable is not a core") {
-    CommandResult r = dumpsift("info '" + toolPath() + "'");
+    CommandResult r = runDumpsift("info '" + toolPath() + "'");
     checkOneLineError(r, toolPath());
     CHECK(r.err.find("not a core dump") != std::string::npos);
   }
 }
 
 TEST_CASE("usage errors exit with code 2, --help with 0") {
-  CHECK(dumpsift("").exit_code == 2);
-  CHECK(dumpsift("info").exit_code == 2);
-  CHECK(dumpsift("frobnicate x").exit_code == 2);
-  CHECK(dumpsift("--help").exit_code == 0);
-  CommandResult bad_size = dumpsift("analyze x --min-size 12Q");
+  CHECK(runDumpsift("").exit_code == 2);
+  CHECK(runDumpsift("info").exit_code == 2);
+  CHECK(runDumpsift("frobnicate x").exit_code == 2);
+  CHECK(runDumpsift("--help").exit_code == 0);
+  CommandResult bad_size = runDumpsift("analyze x --min-size 12Q");
   CHECK(bad_size.exit_code == 2);
   CHECK(bad_size.err.find("--min-size") != std::string::npos);
-  CommandResult bad_kind = dumpsift("analyze '" + unpackedFixture("cores/story.core.xz") +
-                                    "' --kind jpg");
+  CommandResult bad_kind =
+      runDumpsift("analyze '" + unpackedFixture("cores/story.core.xz") + "' --kind jpg");
   CHECK(bad_kind.exit_code == 2);
   CHECK(bad_kind.err.find("unknown kind 'jpg'") != std::string::npos);
 }

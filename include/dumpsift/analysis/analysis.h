@@ -17,16 +17,14 @@
 
 namespace dumpsift {
 
-
-
 /// How buffers are grouped: by exact size (and state), or by size and kind (one row per pair).
 enum class GroupBy { Size, SizeKind };
 
 struct AnalyzeOptions {
   uint64_t min_size = 64 * 1024; // documented default: 64 KiB
   uint64_t max_size = UINT64_MAX;
-  std::vector<ContentKind> kinds;  // keep only these kinds (empty: all)
-  std::optional<AllocState> state; // keep only this state (empty: all)
+  std::vector<ContentKind> kinds;   // keep only these kinds (empty: all)
+  std::optional<AllocState> state;  // keep only this state (empty: all)
   std::vector<std::string> walkers; // use only these walkers (empty: every one that detects)
   bool region_scan = true;          // also scan memory no walker claims
   unsigned threads = 0;             // 0: one per core
@@ -39,10 +37,10 @@ constexpr uint16_t kRegionScan = 0xffff;
 /// One large buffer with what it holds.
 struct Buffer {
   Allocation allocation;
-  uint16_t source = 0;   // index into Analysis::heaps, or kRegionScan
-  SniffResult content;   // offsets are relative to the payload start
-  uint64_t captured = 0; // payload bytes the dump holds (from the payload start)
-  uint64_t hash = 0;     // xxHash64 of the captured payload bytes
+  uint16_t source = 0;    // index into Analysis::heaps, or kRegionScan
+  SniffResult content;    // offsets are relative to the payload start
+  uint64_t captured = 0;  // payload bytes the dump holds (from the payload start)
+  uint64_t hash = 0;      // xxHash64 of the captured payload bytes
   bool estimated = false; // region scan: the extent is a guess from the content
 
   uint64_t payloadAddress() const { return allocation.address + allocation.data_offset; }
@@ -60,7 +58,7 @@ struct SizeGroup {
   uint64_t count = 0;
   uint64_t total_bytes = 0;
   std::vector<std::pair<ContentKind, uint64_t>> kinds; // count per kind, most first
-  std::vector<size_t> members; // indices into Analysis::buffers, by address
+  std::vector<size_t> members;                         // indices into Analysis::buffers, by address
 };
 
 /// Captured heap or anonymous memory that no walker claims.
@@ -73,7 +71,7 @@ struct UnclaimedRange {
 struct Analysis {
   AnalyzeOptions options;
   std::vector<HeapWalkResult> heaps;
-  std::vector<Buffer> buffers; // sorted by address
+  std::vector<Buffer> buffers;   // sorted by address
   std::vector<SizeGroup> groups; // by total bytes, largest first
   std::vector<UnclaimedRange> unclaimed;
   std::vector<Finding> findings;
@@ -85,8 +83,9 @@ struct Analysis {
 using ProgressFn = llvm::function_ref<void(llvm::StringRef phase, uint64_t done, uint64_t total)>;
 
 /// Runs the whole pipeline over `memory`. Never fails: damage becomes diagnostics.
-Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options,
-                 ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+Analysis analyze(
+    const AddressSpace &memory, const AnalyzeOptions &options,
+    ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
 
 /// The payload bytes of `buffer` that the dump holds (zero-copy; may be shorter than its size).
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer);

@@ -37,7 +37,8 @@ struct ManagedArray {
 struct Allocation {
   uint64_t address = 0; // what malloc returned / the object's start (its MethodTable word)
   uint64_t size = 0;    // malloc_usable_size / the object's size
-  uint64_t chunk_address = 0; // the allocator's block start (glibc chunk header); == address if none
+  uint64_t chunk_address =
+      0; // the allocator's block start (glibc chunk header); == address if none
   uint64_t chunk_size = 0;
   uint64_t arena = 0; // owning arena/heap id (glibc: malloc_state address), 0 if none
   /// Offset from `address` where the payload (the bytes a program wrote) starts: 0 for malloc,

@@ -4,7 +4,6 @@
 #include "dumpsift/dump/snapshot.h"
 
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 
 namespace dumpsift {

@@ -44,6 +44,7 @@ struct AwsChunkedLayout {
   bool chunks_capped = false;   // more than kMaxChunks chunks: the rest were not listed
   bool final_chunk = false;     // the zero-size chunk was seen
   bool complete = false;        // the body's terminating empty line is inside the buffer
+  bool cut = false;             // the buffer ends inside a chunk's header or data
   uint64_t length = 0;          // bytes of well-formed body from offset 0
   uint64_t payload_bytes = 0;   // sum of AwsChunk::available
   std::vector<std::string> trailer_names; // e.g. "x-amz-checksum-crc32", "x-amz-trailer-signature"
