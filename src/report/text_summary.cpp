@@ -1,6 +1,7 @@
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
 
+#include <array>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -130,13 +131,9 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
     out << "\nnothing at or above the size threshold.\n";
   } else {
     out << "\n";
-    auto row = [&out](const std::string &size, const std::string &state, const std::string &count,
-                      const std::string &bytes, const std::string &kinds) {
-      out << std::right << std::setw(34) << size << "  " << std::left << std::setw(7) << state
-          << std::right << std::setw(6) << count << " " << std::setw(10) << bytes << "  " << kinds
-          << "\n";
-    };
-    row("size", "state", "count", "total", "kinds");
+    // Rows are gathered first so the size column is as wide as its widest label.
+    std::vector<std::array<std::string, 5>> rows;
+    rows.push_back({"size", "state", "count", "total", "kinds"});
     size_t shown = 0;
     uint64_t other_count = 0, other_bytes = 0;
     for (const SizeGroup &g : analysis.groups) {
@@ -144,8 +141,8 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
         std::string size = sizeLabel(analysis, g);
         if (g.kind)
           size += " " + kindName(*g.kind).str();
-        row(size, stateName(g.state).str(), withCommas(g.count), humanBytes(g.total_bytes),
-            describeKinds(analysis, g));
+        rows.push_back({size, stateName(g.state).str(), withCommas(g.count),
+                        humanBytes(g.total_bytes), describeKinds(analysis, g)});
         ++shown;
       } else {
         other_count += g.count;
@@ -153,9 +150,21 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
       }
     }
     if (other_count)
-      row("[other " + std::to_string(analysis.groups.size() - shown) + " groups]", "",
-          withCommas(other_count), humanBytes(other_bytes), "");
-    row("TOTAL", "", withCommas(analysis.buffers.size()), humanBytes(total), "");
+      rows.push_back({"[other " + std::to_string(analysis.groups.size() - shown) + " groups]", "",
+                      withCommas(other_count), humanBytes(other_bytes), ""});
+    rows.push_back({"TOTAL", "", withCommas(analysis.buffers.size()), humanBytes(total), ""});
+    size_t size_width = 0;
+    for (const auto &r : rows)
+      size_width = std::max(size_width, r[0].size());
+    for (const auto &r : rows) {
+      std::ostringstream line;
+      line << std::right << std::setw(int(size_width)) << r[0] << "  " << std::left << std::setw(7)
+           << r[1] << std::right << std::setw(6) << r[2] << " " << std::setw(10) << r[3] << "  "
+           << r[4];
+      std::string text = line.str();
+      text.erase(text.find_last_not_of(' ') + 1); // no trailing blanks on the TOTAL row
+      out << text << "\n";
+    }
   }
 
   std::vector<std::string> notes;
