@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 namespace dumpsift {
@@ -33,36 +36,74 @@ unsigned threadCount(const AnalyzeOptions &options) {
   return n ? n : 1;
 }
 
-// Sniffs and hashes every buffer, in parallel over contiguous slices.
+/// Hashes, sniffs and finds the content end of `b` from its captured payload, then lets the
+/// payload's pages go (they are read again only for the few buffers that findings compare).
+void sniffOne(const AddressSpace &memory, Buffer &b) {
+  llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
+  b.captured = payload.size();
+  b.hash = llvm::xxHash64(payload);
+  if (!b.estimated || b.content.kind == ContentKind::Unknown)
+    b.content = sniff(payload);
+  if (b.content.kind != ContentKind::Zero) // findings need no content end for zero buffers
+    b.content_end = contentEnd(payload);
+  memory.releasePages(b.payloadAddress(), payload.size());
+}
+
+/// Sniffs and hashes every buffer on `threads` threads. The threads take buffers one at a time
+/// in address order (so the dump is read front to back, and one huge buffer does not hold up a
+/// slice behind it); the calling thread reports progress in payload bytes until all are done.
 void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned threads,
               ProgressFn progress) {
   uint64_t total_bytes = 0;
   for (const Buffer &b : buffers)
     total_bytes += b.payloadSize();
-  std::atomic<uint64_t> done_bytes{0};
-  auto work = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      Buffer &b = buffers[i];
-      llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
-      b.captured = payload.size();
-      b.hash = llvm::xxHash64(payload);
-      if (!b.estimated || b.content.kind == ContentKind::Unknown)
-        b.content = sniff(payload);
-      done_bytes += b.payloadSize();
+  const char *phase = "sniffing and hashing buffers";
+  progress(phase, 0, total_bytes);
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(buffers.size())));
+  if (threads <= 1) {
+    uint64_t done = 0;
+    for (Buffer &b : buffers) {
+      sniffOne(memory, b);
+      done += b.payloadSize();
+      progress(phase, done, total_bytes);
     }
-  };
-  if (threads <= 1 || buffers.size() < 2) {
-    work(0, buffers.size());
-    progress("sniffing", total_bytes, total_bytes);
     return;
   }
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> done_bytes{0};
+  std::mutex mutex;
+  std::condition_variable all_done;
+  unsigned running = threads;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < buffers.size();) {
+      sniffOne(memory, buffers[i]);
+      done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (--running == 0)
+      all_done.notify_one();
+  };
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
-  // Small slices keep the threads busy when buffer sizes vary a lot.
-  size_t slice = std::max<size_t>(1, buffers.size() / (threads * 16));
-  for (size_t begin = 0; begin < buffers.size(); begin += slice)
-    pool.async(work, begin, std::min(buffers.size(), begin + slice));
+  for (unsigned t = 0; t < threads; ++t)
+    pool.async(worker);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!all_done.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; }))
+      progress(phase, done_bytes.load(std::memory_order_relaxed), total_bytes);
+  }
   pool.wait();
-  progress("sniffing", done_bytes.load(), total_bytes);
+  progress(phase, total_bytes, total_bytes);
+}
+
+/// Captured bytes in heap and anonymous regions: what heap walkers and the region scan cover.
+uint64_t walkableBytes(const AddressSpace &memory) {
+  uint64_t total = 0;
+  for (const MemoryRange &m : memory.snapshot().memory) {
+    const Region *region = memory.regionContaining(m.start);
+    if (region && (region->cls == RegionClass::Heap || region->cls == RegionClass::Anonymous))
+      total += m.bytes.size();
+  }
+  return total;
 }
 
 } // namespace
@@ -136,19 +177,25 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   analysis.options = options;
 
   // 1. Walk every heap the walkers know; keep allocations that pass the size and state filters.
+  //    Progress counts the bytes of the chunks walked against the heap and anonymous bytes.
+  const uint64_t walkable = walkableBytes(memory);
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
     if (!options.walkers.empty() && std::find(options.walkers.begin(), options.walkers.end(),
                                               walker->name()) == options.walkers.end())
       continue;
     if (!walker->detect(memory))
       continue;
-    progress(("walking " + walker->name() + " heaps").str(), 0, 0);
+    const std::string phase = ("walking " + walker->name() + " heaps").str();
+    progress(phase, 0, walkable);
     auto source = static_cast<uint16_t>(analysis.heaps.size());
-    uint64_t seen = 0;
+    uint64_t seen = 0, seen_bytes = 0;
     auto result = walker->walk(
         memory,
         [&](const Allocation &a) {
           ++seen;
+          seen_bytes += a.chunk_size;
+          if ((seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
+            progress(phase, std::min(seen_bytes, walkable), walkable);
           if (passesSizeAndState(options, a)) {
             Buffer b;
             b.allocation = a;
@@ -168,8 +215,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   // 2. Memory no walker claims: find content by signature.
   analysis.unclaimed = unclaimedMemory(memory, analysis.heaps);
   if (options.region_scan) {
-    progress("scanning unclaimed memory", 0, 0);
-    scanUnclaimed(memory, analysis.unclaimed, options, [&](Buffer b) {
+    scanUnclaimed(memory, analysis.unclaimed, options, progress, [&](Buffer b) {
       if (passesSizeAndState(options, b.allocation))
         analysis.buffers.push_back(std::move(b));
     });
@@ -184,6 +230,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 
   // 4. Group.
+  progress("grouping and finding waste", 0, 0);
   analysis.groups = groupBuffers(analysis);
   analysis.findings = computeFindings(memory, analysis);
   return analysis;

@@ -8,13 +8,16 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/support/hex.h"
 
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <tuple>
 
 namespace dumpsift {
@@ -95,22 +98,6 @@ std::string contentWords(const Buffer &b) {
   return name;
 }
 
-/// Index of the last byte that is not zero, plus one (0 when all are zero). Scans backwards a
-/// word at a time, so it costs the length of the zero tail.
-uint64_t contentEnd(llvm::ArrayRef<uint8_t> d) {
-  size_t n = d.size();
-  while (n >= 8) {
-    uint64_t word;
-    std::memcpy(&word, d.data() + n - 8, 8);
-    if (word)
-      break;
-    n -= 8;
-  }
-  while (n > 0 && d[n - 1] == 0)
-    --n;
-  return n;
-}
-
 /// What every detector shares: the buffers findings may look at and their captured bytes.
 struct Context {
   const AddressSpace &memory;
@@ -143,7 +130,8 @@ struct Context {
         continue;
       bytes[i] = payload;
       if (b.content.kind != ContentKind::Zero)
-        content_end[i] = contentEnd(payload);
+        content_end[i] =
+            b.content_end ? std::min(*b.content_end, payload.size()) : contentEnd(payload);
     }
   }
 
@@ -174,30 +162,67 @@ std::vector<uint64_t> addressesOf(const Context &ctx, const std::vector<size_t> 
 // duplicates
 // ---------------------------------------------------------------------------------------------
 
+/// Runs work(i) for every i in [0, n) on up to `threads` threads (0: one per core); the calls
+/// take indices in order from a shared counter. Returns when all are done.
+template <typename Work> void parallelFor(size_t n, unsigned threads, Work work) {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, n));
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i)
+      work(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
+  for (unsigned t = 0; t < threads; ++t)
+    pool.async([&] {
+      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;)
+        work(i);
+    });
+  pool.wait();
+}
+
+/// Splits `members` (buffers of one size and hash) into classes of byte-identical payloads, in
+/// the order of their first members; almost always one class (a hash collision makes two).
+/// The compared pages are released afterwards (see AddressSpace::releasePages).
+std::vector<std::vector<size_t>> identicalClasses(const Context &ctx,
+                                                  const std::vector<size_t> &members) {
+  std::vector<std::vector<size_t>> classes;
+  for (size_t i : members) {
+    auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<size_t> &c) {
+      return std::memcmp(ctx.bytes[c.front()].data(), ctx.bytes[i].data(), ctx.bytes[i].size()) ==
+             0;
+    });
+    if (same == classes.end())
+      classes.push_back({i});
+    else
+      same->push_back(i);
+  }
+  for (size_t i : members)
+    ctx.memory.releasePages(ctx.buffer(i).payloadAddress(), ctx.bytes[i].size());
+  return classes;
+}
+
 /// Sets of buffers with byte-identical payloads (same size, same hash, confirmed by memcmp), each
-/// by address. Zero-filled buffers are left to zero-filled. Fills ctx.representative.
+/// by address. Zero-filled buffers are left to zero-filled. Fills ctx.representative. The byte
+/// comparisons run on the analysis's threads.
 std::vector<std::vector<size_t>> findDuplicates(Context &ctx) {
   std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> by_hash;
   for (size_t i : ctx.held)
     if (ctx.complete(i) && ctx.buffer(i).content.kind != ContentKind::Zero)
       by_hash[{ctx.bytes[i].size(), ctx.buffer(i).hash}].push_back(i);
+  std::vector<const std::vector<size_t> *> candidates; // by (size, hash)
+  for (const auto &[key, members] : by_hash)
+    if (members.size() >= 2)
+      candidates.push_back(&members);
+  std::vector<std::vector<std::vector<size_t>>> classes(candidates.size());
+  parallelFor(candidates.size(), ctx.analysis.options.threads,
+              [&](size_t g) { classes[g] = identicalClasses(ctx, *candidates[g]); });
+
   std::vector<std::vector<size_t>> sets;
-  for (auto &[key, members] : by_hash) {
-    if (members.size() < 2)
-      continue;
-    // Almost always one class; a hash collision makes a second one.
-    std::vector<std::vector<size_t>> classes;
-    for (size_t i : members) {
-      auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<size_t> &c) {
-        return std::memcmp(ctx.bytes[c.front()].data(), ctx.bytes[i].data(), ctx.bytes[i].size()) ==
-               0;
-      });
-      if (same == classes.end())
-        classes.push_back({i});
-      else
-        same->push_back(i);
-    }
-    for (std::vector<size_t> &c : classes) {
+  for (std::vector<std::vector<size_t>> &group : classes) {
+    for (std::vector<size_t> &c : group) {
       if (c.size() < 2)
         continue;
       sortByAddress(ctx, c);
@@ -595,6 +620,20 @@ void findManySameSize(const Context &ctx, std::vector<Finding> &out) {
 }
 
 } // namespace
+
+uint64_t contentEnd(llvm::ArrayRef<uint8_t> d) {
+  size_t n = d.size();
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, d.data() + n - 8, 8);
+    if (word)
+      break;
+    n -= 8;
+  }
+  while (n > 0 && d[n - 1] == 0)
+    --n;
+  return n;
+}
 
 std::vector<Finding> computeFindings(const AddressSpace &memory, const Analysis &analysis) {
   Context ctx(memory, analysis);

@@ -129,15 +129,25 @@ std::vector<UnclaimedRange> unclaimedMemory(const AddressSpace &memory,
 }
 
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, const std::function<void(Buffer)> &emit) {
+                   const AnalyzeOptions &options, ProgressFn progress,
+                   const std::function<void(Buffer)> &emit) {
+  const char *phase = "scanning unclaimed memory";
+  uint64_t total = 0, done = 0;
+  for (const UnclaimedRange &r : ranges)
+    total += r.size;
+  progress(phase, 0, total);
   for (const UnclaimedRange &r : ranges) {
+    done += r.size;
     if (r.size < options.min_size)
       continue;
     const uint8_t *p = memory.tryView(r.start, r.size);
     if (!p)
       continue;
     scanBytes(r.start, llvm::ArrayRef<uint8_t>(p, r.size), options, emit);
+    memory.releasePages(r.start, r.size);
+    progress(phase, done, total);
   }
+  progress(phase, total, total);
 }
 
 } // namespace dumpsift

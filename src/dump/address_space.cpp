@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace dumpsift {
 
@@ -58,6 +60,41 @@ Fault AddressSpace::classify(uint64_t addr) const {
 uint64_t AddressSpace::capturedRunFrom(uint64_t addr) const {
   const MemoryRange *range = rangeContaining(addr);
   return range ? range->end() - addr : 0;
+}
+
+void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
+  const llvm::MemoryBuffer *file = snapshot_.file.get();
+  if (!file || file->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap || len == 0)
+    return;
+  static const uintptr_t page = [] {
+    long size = sysconf(_SC_PAGESIZE);
+    return size > 0 ? static_cast<uintptr_t>(size) : uintptr_t(4096);
+  }();
+  const uintptr_t file_begin = reinterpret_cast<uintptr_t>(file->getBufferStart());
+  const uintptr_t file_end = reinterpret_cast<uintptr_t>(file->getBufferEnd());
+  uint64_t end = len > UINT64_MAX - addr ? UINT64_MAX : addr + len;
+  for (uint64_t cursor = addr; cursor < end;) {
+    const MemoryRange *range = rangeContaining(cursor);
+    if (!range) {
+      // Skip to the next captured range, if any starts before `end`.
+      auto next = std::upper_bound(snapshot_.memory.begin(), snapshot_.memory.end(), cursor,
+                                   [](uint64_t a, const MemoryRange &m) { return a < m.start; });
+      if (next == snapshot_.memory.end() || next->start >= end)
+        return;
+      cursor = next->start;
+      continue;
+    }
+    const uint64_t stop = std::min(end, range->end());
+    const auto *first = range->bytes.data() + (cursor - range->start);
+    auto from = reinterpret_cast<uintptr_t>(first);
+    auto to = from + (stop - cursor);
+    // Whole pages inside the range only: the partly covered ones may hold a neighbour's bytes.
+    from = std::max((from + page - 1) & ~(page - 1), file_begin);
+    to = std::min(to & ~(page - 1), file_end & ~(page - 1));
+    if (from < to)
+      (void)madvise(reinterpret_cast<void *>(from), to - from, MADV_DONTNEED);
+    cursor = stop;
+  }
 }
 
 llvm::Expected<llvm::ArrayRef<uint8_t>> AddressSpace::view(uint64_t addr, uint64_t len) const {

@@ -1,4 +1,5 @@
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/utf8.h"
 #include "readers.h"
 
 #include <algorithm>
@@ -29,6 +30,18 @@ void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const ch
 
 void finalizeSnapshot(Snapshot &snapshot) {
   Diagnostics &diags = snapshot.diagnostics;
+  // Names read from the dump may hold any bytes; the reports need valid UTF-8.
+  makeValidUtf8(snapshot.path);
+  makeValidUtf8(snapshot.system.os);
+  makeValidUtf8(snapshot.system.arch);
+  makeValidUtf8(snapshot.process.name);
+  makeValidUtf8(snapshot.process.command_line);
+  for (Module &m : snapshot.modules) {
+    makeValidUtf8(m.path);
+    makeValidUtf8(m.build_id);
+  }
+  for (Region &r : snapshot.regions)
+    makeValidUtf8(r.backing_file);
   // Empty or wrapping ranges say nothing useful.
   std::erase_if(snapshot.regions,
                 [&](const Region &r) { return r.size == 0 || r.start + r.size < r.start; });

@@ -448,7 +448,12 @@ std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &s
   ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::Module), diags, count);
   std::vector<ModuleEntry> out;
   out.reserve(count);
-  uint64_t budget = kModuleNameBudget;
+  // Names are UTF-16 in the file, so all of them together take at most 1.5x the file's size as
+  // UTF-8 unless entries share one string: the budget stops that amplification (and still lets
+  // one name of the largest size be read).
+  const uint64_t budget_total = std::min<uint64_t>(
+      kModuleNameBudget, std::max<uint64_t>(2 * uint64_t(file.size()), kMaxModuleNameBytes));
+  uint64_t budget = budget_total;
   for (size_t i = 0; i < count; ++i) {
     const auto *m = viewAs<md::Module>(entries, i * sizeof(md::Module));
     ModuleEntry e;
@@ -462,7 +467,9 @@ std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &s
         budget -= std::min<uint64_t>(budget, e.name.size() + 4);
       }
       if (budget == 0)
-        diags.warn(streamWhere(stream.type), "module names exceed 16 MiB; later names not read");
+        diags.warn(streamWhere(stream.type), "module names exceed " + num(budget_total) +
+                                                 " bytes (twice the file size, 64 KiB to 16 MiB); "
+                                                 "later names not read");
     }
     const uint64_t cv_size = std::min<uint64_t>(m->CvRecord.DataSize, 24 + kMaxElfBuildIdBytes);
     if (cv_size != 0)

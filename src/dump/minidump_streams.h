@@ -153,8 +153,9 @@ struct ModuleEntry {
   std::string build_id;
 };
 
-/// ModuleList entries that fit in the stream. Module names share a total budget (16 MiB of
-/// UTF-16), so a list that points every entry at one huge string cannot blow up memory.
+/// ModuleList entries that fit in the stream. Module names share a total budget (twice the file
+/// size, 64 KiB to 16 MiB), so a list that points every entry at one long string cannot blow up
+/// memory.
 std::vector<ModuleEntry> parseModuleList(llvm::ArrayRef<uint8_t> file, const Stream &stream,
                                          Diagnostics &diags);
 

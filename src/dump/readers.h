@@ -14,7 +14,7 @@ llvm::Error readMinidump(Snapshot &snapshot);
 
 /// Shared finishing step: sorts regions and memory, checks they do not overlap (dropping and
 /// warning about overlaps), computes each region's captured byte count, and fills thread stack
-/// ranges from the regions.
+/// ranges from the regions. Replaces bytes that are not UTF-8 in every name read from the dump.
 void finalizeSnapshot(Snapshot &snapshot);
 
 } // namespace dumpsift::detail

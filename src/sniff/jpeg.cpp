@@ -18,6 +18,9 @@ namespace {
 /// check at roughly 25 ms.
 constexpr uint64_t kMaxDecodePixels = 16ull << 20;
 constexpr uint64_t kMaxProgressiveDecodePixels = 2ull << 20;
+/// Bytes of a truncated stream that the decode check reads (see validate): enough to catch junk
+/// behind a valid header, a small part of a 128 KiB upload slice.
+constexpr size_t kMaxTruncatedDecodeBytes = 16 * 1024;
 
 /// True for the start-of-frame markers SOF0-3, 5-7, 9-11, 13-15.
 bool isSof(uint8_t m) {
@@ -286,7 +289,11 @@ public:
     else if (pixels > (w.progressive ? kMaxProgressiveDecodePixels : kMaxDecodePixels))
       skipped = "too many pixels";
     if (!skipped) {
-      const Bytes stream = w.end == WalkEnd::Complete ? data.take_front(w.length) : data;
+      // A stream the walk found cut stays truncated whatever the decode says: decode only its
+      // first kMaxTruncatedDecodeBytes, which bounds the cost of a large slice.
+      const Bytes stream = w.end == WalkEnd::Complete    ? data.take_front(w.length)
+                           : w.end == WalkEnd::Truncated ? data.take_front(kMaxTruncatedDecodeBytes)
+                                                         : data;
       DecodeCheck check = decodeCheck(stream);
       decoded = true;
       if (check.outcome != DecodeOutcome::Ok) {

@@ -1,4 +1,5 @@
 #include "dumpsift/sniff/sniffer.h"
+#include "dumpsift/support/utf8.h"
 
 namespace dumpsift {
 
@@ -59,6 +60,9 @@ const std::vector<ContentKind> &allKinds() {
 }
 
 void Details::set(std::string key, DetailValue value) {
+  // Some values quote the buffer (a PDF version, trailer names); reports need valid UTF-8.
+  if (auto *text = std::get_if<std::string>(&value))
+    makeValidUtf8(*text);
   for (auto &entry : entries)
     if (entry.first == key) {
       entry.second = std::move(value);

@@ -1,5 +1,7 @@
 #include "dumpsift/support/diagnostics.h"
 
+#include "dumpsift/support/utf8.h"
+
 namespace dumpsift {
 
 Diagnostics::Diagnostics(Diagnostics &&other) noexcept {
@@ -18,6 +20,9 @@ Diagnostics &Diagnostics::operator=(Diagnostics &&other) noexcept {
 }
 
 void Diagnostics::warn(std::string where, std::string message) {
+  // Warnings quote names and bytes from the dump; reports need them as valid UTF-8.
+  makeValidUtf8(where);
+  makeValidUtf8(message);
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Diagnostic &d : kept_)
     if (d.where == where && d.message == message)

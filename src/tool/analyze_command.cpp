@@ -63,6 +63,7 @@ struct AnalyzeArgs {
   bool json = false;
   std::string report;
   bool quiet = false;
+  bool timings = false;
   ExtractArgs extract;
 };
 
@@ -87,11 +88,10 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
   if (!snapshot)
     return fileError(args.dump, snapshot.takeError());
   AddressSpace memory(**snapshot);
-  Progress progress(!args.quiet && stderrIsTerminal());
+  Progress progress(!args.quiet && stderrIsTerminal(), args.timings);
   Analysis analysis = analyze(memory, options, [&](llvm::StringRef phase, uint64_t d, uint64_t t) {
     progress.update(phase, d, t);
   });
-  progress.finish();
 
   std::optional<Extraction> extraction;
   if (!args.extract.dir.empty()) {
@@ -100,18 +100,20 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
             memory, analysis.buffers, args.extract.dir, extract_options, *extraction,
             [&](llvm::StringRef phase, uint64_t d, uint64_t t) { progress.update(phase, d, t); }))
       return e;
-    progress.finish();
   }
 
   if (!args.report.empty() || args.json) {
+    progress.update("writing the report", 0, 0);
     Json report = reportJson(**snapshot, analysis, extraction ? &*extraction : nullptr);
     std::string text = report.dump(2) + "\n";
     if (!args.report.empty())
       if (llvm::Error e = writeFileAtomically(args.report, text))
         return fileError(args.report, std::move(e));
+    progress.finish();
     if (args.json)
       std::cout << text;
   }
+  progress.finish();
   if (!args.json)
     writeSummaryText(**snapshot, analysis, TextOptions{args.top}, std::cout);
   if (!args.json && extraction) {
@@ -150,6 +152,8 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
   cmd->add_flag("--json", args->json, "Print the JSON report on stdout instead of the summary");
   cmd->add_option("--report", args->report, "Write the JSON report to this file (atomically)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
+  cmd->add_flag("--timings", args->timings,
+                "Print how long each phase took on stderr (docs/performance.md)");
   CLI::Option *extract = cmd->add_option(
       "--extract", args->extract.dir,
       "Write every buffer that passes the filters into this directory (docs/extraction.md)");

@@ -1,6 +1,12 @@
 #include "dumpsift/dump/address_space.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <vector>
 
 using namespace dumpsift;
 
@@ -34,4 +40,46 @@ TEST_CASE("address space tells captured, not-captured and unmapped apart") {
   uint64_t word = 0;
   CHECK(as.tryReadU64(0x1000, word));
   CHECK(word == 0x0807060504030201ull);
+}
+
+TEST_CASE("releasing the pages of a mapped dump keeps every read the same") {
+  // A 64 KiB file mapped by llvm::MemoryBuffer, seen as one captured range at 0x10000.
+  llvm::SmallString<128> path;
+  int fd = -1;
+  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("release", "bin", fd, path));
+  std::vector<uint8_t> content(64 * 1024);
+  for (size_t i = 0; i < content.size(); ++i)
+    content[i] = static_cast<uint8_t>(i * 7 + 3);
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out.write(reinterpret_cast<const char *>(content.data()), content.size());
+  }
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  REQUIRE(file);
+  Snapshot snap;
+  snap.file = std::move(*file);
+  const auto *bytes = reinterpret_cast<const uint8_t *>(snap.file->getBufferStart());
+  Region r;
+  r.start = 0x10000;
+  r.size = content.size();
+  r.captured = content.size();
+  snap.regions.push_back(r);
+  snap.memory.push_back({0x10000, llvm::ArrayRef<uint8_t>(bytes, content.size())});
+  AddressSpace as(snap);
+
+  const uint8_t *view = as.tryView(0x10000, content.size());
+  REQUIRE(view != nullptr);
+  as.releasePages(0x10000 + 100, 40000); // partial pages at both ends stay
+  as.releasePages(0x8000, 0x100000);     // runs past both ends of the captured range
+  as.releasePages(0x90000, 0x1000);      // not captured: nothing to do
+  CHECK(std::equal(content.begin(), content.end(), view));
+
+  // Heap memory (not a mapped file) is never released: the call does nothing.
+  Snapshot heap_snap;
+  heap_snap.regions.push_back(r);
+  heap_snap.memory.push_back({0x10000, llvm::ArrayRef<uint8_t>(content)});
+  AddressSpace heap_as(heap_snap);
+  heap_as.releasePages(0x10000, content.size());
+  CHECK(content[4096 * 3 + 5] == static_cast<uint8_t>((4096 * 3 + 5) * 7 + 3));
+  llvm::sys::fs::remove(path);
 }

@@ -42,6 +42,9 @@ struct Buffer {
   uint64_t captured = 0;  // payload bytes the dump holds (from the payload start)
   uint64_t hash = 0;      // xxHash64 of the captured payload bytes
   bool estimated = false; // region scan: the extent is a guess from the content
+  /// End of the content in the captured payload (its last non-zero byte plus one), found while
+  /// the bytes are hashed; empty when not computed.
+  std::optional<uint64_t> content_end;
 
   uint64_t payloadAddress() const { return allocation.address + allocation.data_offset; }
   uint64_t payloadSize() const {

@@ -59,6 +59,13 @@ public:
   /// Captured bytes from `addr` to the end of its memory range (0 when `addr` is not captured).
   uint64_t capturedRunFrom(uint64_t addr) const;
 
+  /// Says that the captured bytes of [addr, addr+len) will not be read again soon, so that the
+  /// whole pages inside them leave this process's resident memory (madvise MADV_DONTNEED; the
+  /// file's pages stay in the page cache and a later read maps them back in). Keeps the resident
+  /// size of a run over a large dump bounded. No effect unless the dump is a memory-mapped file;
+  /// never changes what a read returns; views taken before stay valid.
+  void releasePages(uint64_t addr, uint64_t len) const;
+
 private:
   const Snapshot &snapshot_;
 };

@@ -485,6 +485,7 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
   for (const Region &r : snap.regions)
     if (!r.backing_file.empty() && isCoreClrModule(baseName(r.backing_file)))
       spans.push_back({r.start, r.end()});
+  const uint64_t captured = snap.capturedBytes();
   for (const MemoryRange &m : snap.memory) {
     bool inside = false;
     for (auto [s, e] : spans)
@@ -500,7 +501,9 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
       uint64_t json_addr = load64(p + 16);
       uint32_t pointer_count = load32(p + 24);
       uint64_t pointers = load64(p + 32);
-      if ((flags & 1) == 0 || (flags & 2) != 0 || json_size == 0 || json_size > (16u << 20))
+      // The JSON is copied out of the dump: never more than the dump holds.
+      if ((flags & 1) == 0 || (flags & 2) != 0 || json_size == 0 || json_size > (16u << 20) ||
+          json_size > captured)
         continue;
       std::string json(json_size, '\0');
       if (llvm::Error e =

@@ -1,0 +1,358 @@
+#include "fuzz_targets.h"
+
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/walker.h"
+#include "dumpsift/report/info.h"
+#include "dumpsift/sniff/framing.h"
+#include "dumpsift/sniff/sniffer.h"
+#include "dumpsift/support/utf8.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+// A broken library contract: print it and abort, so that both libFuzzer and ctest report a crash.
+#define FUZZ_CHECK(cond)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      std::fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, #cond);           \
+      std::abort();                                                                                \
+    }                                                                                              \
+  } while (0)
+
+namespace dumpsift::fuzz {
+
+namespace {
+
+/// True when `part` lies inside [whole.begin(), whole.end()).
+bool within(llvm::ArrayRef<uint8_t> part, llvm::ArrayRef<uint8_t> whole) {
+  if (part.empty())
+    return true;
+  return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
+}
+
+/// Checks what a report needs of a sniff result: an offset inside the buffer, string details in
+/// valid UTF-8.
+void checkResult(const SniffResult &r, size_t size) {
+  FUZZ_CHECK(r.offset <= size);
+  (void)kindName(r.kind);
+  for (const auto &[key, value] : r.details.entries)
+    if (const auto *text = std::get_if<std::string>(&value))
+      FUZZ_CHECK(isValidUtf8(*text));
+}
+
+/// Runs `walker` over `memory` the way the analysis does (detect, then walk) and checks what the
+/// HeapWalker contract promises: allocations come in address order within an area, areas are
+/// sorted, the stats match the allocations.
+void walkOne(const HeapWalker &walker, const AddressSpace &memory, bool force) {
+  if (!walker.detect(memory) && !force)
+    return;
+  Diagnostics diags;
+  HeapStats seen;
+  uint64_t allocations = 0;
+  llvm::Expected<HeapWalkResult> result = walker.walk(
+      memory,
+      [&](const Allocation &a) {
+        seen.add(a);
+        ++allocations;
+        // Touch the strings a report would copy.
+        if (a.managed)
+          FUZZ_CHECK(a.managed->type_name.size() < (1u << 20));
+      },
+      diags);
+  if (!result) {
+    llvm::consumeError(result.takeError());
+    return;
+  }
+  FUZZ_CHECK(
+      std::is_sorted(result->areas.begin(), result->areas.end(),
+                     [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; }));
+  FUZZ_CHECK(result->stats.used_count + result->stats.free_count + result->stats.unknown_count <=
+             allocations);
+  (void)diags.warnings();
+}
+
+/// What the tools do with an opened dump: the info summary, checked reads at every region's edges,
+/// and every heap walker that detects its heaps.
+void exerciseSnapshot(const Snapshot &snapshot, llvm::ArrayRef<uint8_t> file) {
+  for (const MemoryRange &m : snapshot.memory)
+    FUZZ_CHECK(within(m.bytes, file));
+  FUZZ_CHECK(std::is_sorted(snapshot.regions.begin(), snapshot.regions.end(),
+                            [](const Region &a, const Region &b) { return a.start < b.start; }));
+  ClassTotals totals = classTotals(snapshot);
+  (void)totals;
+  infoJson(snapshot).dump();
+  AddressSpace memory(snapshot);
+  for (const Region &r : snapshot.regions) {
+    (void)memory.classify(r.start);
+    (void)memory.classify(r.end() - 1);
+    uint8_t edge[16];
+    llvm::consumeError(memory.read(r.start, edge));
+    (void)memory.capturedRunFrom(r.start);
+  }
+  for (const auto &walker : heapWalkers())
+    walkOne(*walker, memory, /*force=*/false);
+}
+
+/// Opens `data` as a dump from memory and exercises the snapshot; errors are ordinary answers.
+int openAndExercise(const uint8_t *data, size_t size) {
+  llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
+  auto snapshot = openDump(llvm::MemoryBuffer::getMemBuffer(bytes, "fuzz-input",
+                                                            /*RequiresNullTerminator=*/false));
+  if (!snapshot) {
+    llvm::consumeError(snapshot.takeError());
+    return 0;
+  }
+  exerciseSnapshot(**snapshot, llvm::ArrayRef<uint8_t>(data, size));
+  return 0;
+}
+
+/// Reads a little-endian integer of type T at `p` (which must hold sizeof(T) bytes).
+template <typename T> T loadLE(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T> void appendLE(std::string &out, T v) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+/// Runs the walkers named in `names` over the fuzz process `data` (even when detect says no, so
+/// that the walk itself is reached without the fuzzer having to find a module name first).
+int walkFuzzProcess(const uint8_t *data, size_t size,
+                    std::initializer_list<llvm::StringRef> names) {
+  std::unique_ptr<Snapshot> snapshot = decodeFuzzProcess(data, size);
+  AddressSpace memory(*snapshot);
+  for (const auto &walker : heapWalkers())
+    if (std::find(names.begin(), names.end(), walker->name()) != names.end())
+      walkOne(*walker, memory, /*force=*/true);
+  return 0;
+}
+
+} // namespace
+
+int fuzzElfCore(const uint8_t *data, size_t size) {
+  if (size < 4 || std::memcmp(data,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
+    return 0;
+  return openAndExercise(data, size);
+}
+
+int fuzzMinidump(const uint8_t *data, size_t size) {
+  if (size < 4 || std::memcmp(data, "MDMP", 4) != 0)
+    return 0;
+  return openAndExercise(data, size);
+}
+
+int fuzzGlibcWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"glibc"});
+}
+
+int fuzzManagedWalkers(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"coreclr", "mono"});
+}
+
+int fuzzSniff(const uint8_t *data, size_t size) {
+  const llvm::ArrayRef<uint8_t> buffer(data, size);
+  checkResult(sniff(buffer), size);
+  const llvm::ArrayRef<uint8_t> head = buffer.take_front(Sniffer::kHeadBytes);
+  const size_t window = std::min(size, Sniffer::kEmbeddedWindow);
+  for (const auto &sniffer : sniffers()) {
+    if (sniffer->quickCheck(head)) {
+      std::optional<SniffResult> r = sniffer->validate(buffer);
+      if (r)
+        checkResult(*r, size);
+    }
+    size_t at = sniffer->findCandidate(buffer, 0, window);
+    FUZZ_CHECK(at == Sniffer::kNoCandidate || at < window);
+    if (at != Sniffer::kNoCandidate)
+      (void)sniffer->quickCheck(buffer.drop_front(at).take_front(Sniffer::kHeadBytes));
+  }
+  if (std::optional<AwsChunkedLayout> aws = parseAwsChunked(buffer)) {
+    FUZZ_CHECK(aws->length <= size);
+    FUZZ_CHECK(aws->chunks.size() <= AwsChunkedLayout::kMaxChunks);
+    (void)awsChunkedVariantName(aws->variant);
+  }
+  for (llvm::ArrayRef<uint8_t> part : awsChunkedPayload(buffer))
+    FUZZ_CHECK(within(part, buffer));
+  if (std::optional<AmqpLayout> amqp = parseAmqp(buffer)) {
+    FUZZ_CHECK(amqp->length <= size);
+    FUZZ_CHECK(amqp->frames.size() <= AmqpLayout::kMaxFrames);
+    (void)amqpMethodName(amqp->class_id, amqp->method_id);
+  }
+  for (llvm::ArrayRef<uint8_t> body : amqpBodies(buffer))
+    FUZZ_CHECK(within(body, buffer));
+  return 0;
+}
+
+const std::vector<Target> &targets() {
+  static const std::vector<Target> list = {
+      {"elf_core", fuzzElfCore},
+      {"minidump", fuzzMinidump},
+      {"glibc_walker", fuzzGlibcWalker},
+      {"managed_walkers", fuzzManagedWalkers},
+      {"sniff", fuzzSniff},
+  };
+  return list;
+}
+
+const std::vector<std::string> &fuzzProcessFiles() {
+  static const std::vector<std::string> files = {
+      "",
+      "/usr/lib/x86_64-linux-gnu/libc.so.6",
+      "/usr/lib/x86_64-linux-gnu/libc-2.31.so",
+      "/opt/app/program",
+      "/usr/share/dotnet/shared/Microsoft.NETCore.App/9.0.0/libcoreclr.so",
+      "/usr/lib/libmonosgen-2.0.so.1",
+      "/usr/bin/mono-sgen",
+      "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+  };
+  return files;
+}
+
+std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size) {
+  auto snap = std::make_unique<Snapshot>();
+  snap->path = "fuzz-process";
+  if (size == 0)
+    return snap;
+  const uint8_t flags = data[0];
+  snap->system.pointer_size = (flags & 1) ? 4 : 8;
+  snap->system.arch = (flags & 1) ? "x86" : "x86_64";
+  snap->system.os = (flags & 2) ? "windows" : "linux";
+  const std::vector<std::string> &files = fuzzProcessFiles();
+  struct Decoded {
+    Region region;
+    llvm::ArrayRef<uint8_t> bytes;
+    bool module = false;
+  };
+  std::vector<Decoded> decoded;
+  size_t p = 1;
+  constexpr size_t kRegionHeader = 1 + 8 + 4 + 4;
+  while (p < size && decoded.size() < kMaxFuzzRegions) {
+    const uint8_t attrs = data[p];
+    if (attrs == kAuxvRecord) {
+      if (size - p < 17)
+        break;
+      snap->auxv.push_back({loadLE<uint64_t>(data + p + 1), loadLE<uint64_t>(data + p + 9)});
+      p += 17;
+      continue;
+    }
+    if (size - p < kRegionHeader)
+      break;
+    Decoded d;
+    Region &r = d.region;
+    r.start = loadLE<uint64_t>(data + p + 1);
+    r.size = loadLE<uint32_t>(data + p + 9);
+    uint64_t captured = loadLE<uint32_t>(data + p + 13);
+    p += kRegionHeader;
+    captured = std::min<uint64_t>({captured, r.size, size - p});
+    d.bytes = llvm::ArrayRef<uint8_t>(data + p, captured);
+    p += captured;
+    r.backing_file = files[attrs & 7];
+    r.cls = static_cast<RegionClass>(((attrs >> 3) & 7) % 5);
+    r.perms.read = true;
+    r.perms.write = (attrs & 0x40) != 0;
+    r.captured = captured;
+    d.module = (attrs & 0x80) != 0;
+    if (r.size != 0 && r.start + r.size > r.start)
+      decoded.push_back(std::move(d));
+  }
+  // Keep the Snapshot invariants: sorted by start, no overlap (a region that overlaps the one
+  // before it in address order is dropped).
+  std::stable_sort(decoded.begin(), decoded.end(), [](const Decoded &a, const Decoded &b) {
+    return a.region.start < b.region.start;
+  });
+  std::vector<bool> module_flags;
+  for (const Decoded &d : decoded) {
+    if (!snap->regions.empty() && d.region.start < snap->regions.back().end())
+      continue;
+    snap->regions.push_back(d.region);
+    module_flags.push_back(d.module);
+    if (!d.bytes.empty())
+      snap->memory.push_back({d.region.start, d.bytes});
+  }
+  // Modules: a flagged region and the regions of the same file right after it.
+  for (size_t i = 0; i < snap->regions.size(); ++i) {
+    const Region &r = snap->regions[i];
+    if (!module_flags[i] || r.backing_file.empty())
+      continue;
+    uint64_t end = r.end();
+    for (size_t j = i + 1; j < snap->regions.size() && snap->regions[j].start == end &&
+                           snap->regions[j].backing_file == r.backing_file;
+         ++j)
+      end = snap->regions[j].end();
+    snap->modules.push_back({r.backing_file, r.start, end, ""});
+  }
+  return snap;
+}
+
+std::string encodeFuzzProcess(const Snapshot &snapshot,
+                              const std::function<bool(const Region &)> &keep,
+                              uint64_t max_bytes_per_region) {
+  std::string exe;
+  AddressSpace memory(snapshot);
+  for (const auto &[type, value] : snapshot.auxv)
+    if (type == 9 || type == 3) // AT_ENTRY, AT_PHDR
+      if (const Region *r = memory.regionContaining(value))
+        exe = r->backing_file;
+  auto fileIndex = [&](const std::string &path) -> uint8_t {
+    llvm::StringRef base = llvm::StringRef(path).rsplit('/').second;
+    if (base.empty())
+      base = path;
+    if (path.empty())
+      return 0;
+    if (base.startswith("libc.so"))
+      return 1;
+    if (base.startswith("libc-"))
+      return 2;
+    if (path == exe)
+      return 3;
+    if (base == "libcoreclr.so")
+      return 4;
+    if (base.startswith("libmonosgen-2.0.so") || base.startswith("libmono-2.0.so"))
+      return 5;
+    if (base == "mono" || base == "mono-sgen")
+      return 6;
+    return 7;
+  };
+  std::string out;
+  out.push_back(char((snapshot.system.pointer_size == 4 ? 1 : 0) |
+                     (snapshot.system.os == "windows" ? 2 : 0)));
+  for (const auto &[type, value] : snapshot.auxv) {
+    out.push_back(char(kAuxvRecord));
+    appendLE<uint64_t>(out, type);
+    appendLE<uint64_t>(out, value);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < snapshot.regions.size() && kept < kMaxFuzzRegions; ++i) {
+    const Region &r = snapshot.regions[i];
+    if (!keep(r) || r.size > UINT32_MAX)
+      continue;
+    ++kept;
+    bool module_start = false;
+    for (const Module &m : snapshot.modules)
+      module_start |= m.start == r.start;
+    uint8_t attrs = fileIndex(r.backing_file) | uint8_t(unsigned(r.cls) << 3) |
+                    (r.perms.write ? 0x40 : 0) | (module_start ? 0x80 : 0);
+    const MemoryRange *range = memory.rangeContaining(r.start);
+    llvm::ArrayRef<uint8_t> bytes;
+    if (range && range->start == r.start)
+      bytes = range->bytes.take_front(std::min<uint64_t>(r.size, max_bytes_per_region));
+    out.push_back(char(attrs));
+    appendLE<uint64_t>(out, r.start);
+    appendLE<uint32_t>(out, uint32_t(r.size));
+    appendLE<uint32_t>(out, uint32_t(bytes.size()));
+    out.append(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  return out;
+}
+
+} // namespace dumpsift::fuzz
