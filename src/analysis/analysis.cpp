@@ -1,5 +1,6 @@
 #include "dumpsift/analysis/analysis.h"
 
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
 #include "region_scan.h"
 

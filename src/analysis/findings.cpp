@@ -6,6 +6,7 @@
 #include "dumpsift/analysis/findings.h"
 
 #include "dumpsift/analysis/analysis.h"
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
 
 #include "llvm/Support/ThreadPool.h"
@@ -620,20 +621,6 @@ void findManySameSize(const Context &ctx, std::vector<Finding> &out) {
 }
 
 } // namespace
-
-uint64_t contentEnd(llvm::ArrayRef<uint8_t> d) {
-  size_t n = d.size();
-  while (n >= 8) {
-    uint64_t word;
-    std::memcpy(&word, d.data() + n - 8, 8);
-    if (word)
-      break;
-    n -= 8;
-  }
-  while (n > 0 && d[n - 1] == 0)
-    --n;
-  return n;
-}
 
 std::vector<Finding> computeFindings(const AddressSpace &memory, const Analysis &analysis) {
   Context ctx(memory, analysis);

@@ -3,6 +3,7 @@
 // Each looks at a bounded part of the buffer, except the zero check, which stops at the first
 // non-zero byte.
 #include "common.h"
+#include "dumpsift/support/bytes.h"
 
 #include <array>
 #include <cmath>
@@ -334,15 +335,6 @@ const std::array<float, kSampleBytes + 1> &countLogTable() {
 
 /// Shannon entropy in bits/byte of a sample of `d` (all of it up to 4 KiB, else four 1 KiB
 /// windows: start, one third, two thirds, end); `sampled` receives the sample size.
-/// `d` without its trailing zero bytes: the slack between a request and the allocation's usable
-/// size (an mmapped chunk rounds up to a page) must not dilute the entropy of what was written.
-Bytes withoutZeroTail(Bytes d) {
-  size_t end = d.size();
-  while (end > 0 && d[end - 1] == 0)
-    --end;
-  return d.take_front(end);
-}
-
 double sampleEntropy(Bytes d, size_t &sampled) {
   uint32_t hist[4][256] = {};
   auto add = [&](size_t from, size_t len) {
@@ -393,7 +385,9 @@ std::optional<SniffResult> classifyStatistics(Bytes buffer) {
   if (std::optional<SniffResult> utf16 = classifyUtf16(buffer))
     return utf16;
   size_t sample = 0;
-  const Bytes content = withoutZeroTail(buffer);
+  // Without the zero tail: the slack between a request and the allocation's usable size (an
+  // mmapped chunk rounds up to a page) must not dilute the entropy of what was written.
+  const Bytes content = buffer.take_front(contentEnd(buffer));
   const double entropy = sampleEntropy(content, sample);
   // Uniform random data gives about 7.95 bits/byte over 4 KiB and 7.8 over 1 KiB; deflate and
   // JPEG entropy-coded data come close, machine code and structures stay below 7.

@@ -1,14 +1,15 @@
 #include "dumpsift/support/hex.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <cctype>
 #include <cstdio>
 
 namespace dumpsift {
 
 std::string hexAddress(uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
+  // Called once or twice per allocation listed: llvm::utohexstr, not snprintf's format parsing.
+  return "0x" + llvm::utohexstr(value, /*LowerCase=*/true);
 }
 
 std::optional<uint64_t> parseHexAddress(std::string_view text) {

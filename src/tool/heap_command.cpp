@@ -5,6 +5,11 @@
 #include "progress.h"
 #include "tool.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/NativeFormatting.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -26,82 +31,6 @@ struct Row {
   AllocState state;
   bool mmapped;
 };
-
-/// Builds stdout's text in a large buffer and writes it in big blocks: a heap may hold millions
-/// of allocations, one line each, and formatting each with printf costs more than the walk.
-class LineWriter {
-public:
-  LineWriter() { text_.reserve(kFlushAt + 4096); }
-  ~LineWriter() { flush(); }
-  LineWriter(const LineWriter &) = delete;
-  LineWriter &operator=(const LineWriter &) = delete;
-
-  LineWriter &text(llvm::StringRef s) {
-    text_.append(s.data(), s.size());
-    return *this;
-  }
-  /// "0x" and lowercase hex digits without leading zeros, as hexAddress() writes them.
-  LineWriter &hex(uint64_t value) {
-    char digits[18];
-    char *end = digits + sizeof digits, *p = end;
-    do {
-      *--p = "0123456789abcdef"[value & 15];
-      value >>= 4;
-    } while (value);
-    *--p = 'x';
-    *--p = '0';
-    text_.append(p, static_cast<size_t>(end - p));
-    return *this;
-  }
-  /// Decimal digits, right-justified in `width` columns as printf's "%Nllu" does.
-  LineWriter &decimal(uint64_t value, size_t width = 0) {
-    char digits[20];
-    char *end = digits + sizeof digits, *p = end;
-    do {
-      *--p = static_cast<char>('0' + value % 10);
-      value /= 10;
-    } while (value);
-    auto n = static_cast<size_t>(end - p);
-    if (n < width)
-      text_.append(width - n, ' ');
-    text_.append(p, n);
-    return *this;
-  }
-  /// Pads what was written since `mark` with spaces on the right to `width` characters, as
-  /// printf's "%-Ns" does.
-  LineWriter &padFrom(size_t mark, size_t width) {
-    size_t written = text_.size() - mark;
-    if (written < width)
-      text_.append(width - written, ' ');
-    return *this;
-  }
-  size_t mark() const { return text_.size(); }
-  /// Ends a line; writes the buffer out when it is full.
-  void endLine() {
-    text_.push_back('\n');
-    flushIfFull();
-  }
-  void flushIfFull() {
-    if (text_.size() >= kFlushAt)
-      flush();
-  }
-  void flush() {
-    if (!text_.empty())
-      std::fwrite(text_.data(), 1, text_.size(), stdout);
-    text_.clear();
-  }
-
-private:
-  static constexpr size_t kFlushAt = 1 << 20;
-  std::string text_;
-};
-
-/// Appends what `write` writes, left-justified in `width` columns.
-template <typename Write> void column(LineWriter &out, size_t width, Write write) {
-  size_t mark = out.mark();
-  write();
-  out.padFrom(mark, width);
-}
 
 llvm::Expected<int> runHeap(const HeapArgs &args) {
   AnalyzeOptions filters;
@@ -181,28 +110,21 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     text.pop_back(); // reopen the object to append the streamed array
     std::cout << text << ",\n  \"allocations\": [";
     std::cout.flush();
-    {
-      LineWriter out;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const Row &r = rows[i];
-        out.text(i ? ",\n    {\"address\": \"" : "\n    {\"address\": \"")
-            .hex(r.address)
-            .text("\", \"size\": ")
-            .decimal(r.size)
-            .text(", \"chunk\": \"")
-            .hex(r.chunk)
-            .text("\", \"state\": \"")
-            .text(stateName(r.state))
-            .text(r.mmapped ? "\", \"mmapped\": true, \"arena\": \""
-                            : "\", \"mmapped\": false, \"arena\": \"")
-            .hex(r.arena)
-            .text("\", \"walker\": \"")
-            .text(names[r.walker])
-            .text("\"}");
-        out.flushIfFull();
-      }
+    // Millions of lines: llvm::outs() is buffered and formats without printf or temporaries.
+    llvm::raw_ostream &out = llvm::outs();
+    auto hex = [&out](uint64_t v) { llvm::write_hex(out, v, llvm::HexPrintStyle::PrefixLower); };
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row &r = rows[i];
+      out << (i ? ",\n" : "\n") << "    {\"address\": \"";
+      hex(r.address);
+      out << "\", \"size\": " << r.size << ", \"chunk\": \"";
+      hex(r.chunk);
+      out << "\", \"state\": \"" << stateName(r.state)
+          << "\", \"mmapped\": " << (r.mmapped ? "true" : "false") << ", \"arena\": \"";
+      hex(r.arena);
+      out << "\", \"walker\": \"" << names[r.walker] << "\"}";
     }
-    std::fflush(stdout);
+    out.flush();
     std::cout << (rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
     return kExitOk;
   }
@@ -233,22 +155,22 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
   std::printf("%-18s %12s %-7s %-7s %-18s %s\n", "address", "size", "state", "mmapped", "arena",
               "walker");
   std::fflush(stdout);
-  // The same columns as the header's printf format, written without printf (see LineWriter).
-  LineWriter out;
+  // The same columns as the header's printf format.
+  llvm::raw_ostream &out = llvm::outs();
+  auto hexColumn = [&out](uint64_t v) { // "0x..." left-justified in 18 columns
+    llvm::write_hex(out, v, llvm::HexPrintStyle::PrefixLower);
+    const unsigned digits = v ? (64 - llvm::countLeadingZeros(v) + 3) / 4 : 1;
+    out.indent(16 - digits);
+  };
   for (const Row &r : rows) {
-    column(out, 18, [&] { out.hex(r.address); });
-    out.text(" ");
-    out.decimal(r.size, 12).text(" ");
-    column(out, 7, [&] { out.text(stateName(r.state)); });
-    out.text(" ");
-    column(out, 7, [&] { out.text(r.mmapped ? "yes" : "no"); });
-    out.text(" ");
-    column(out, 18, [&] { out.hex(r.arena); });
-    out.text(" ").text(names[r.walker]);
-    out.endLine();
+    hexColumn(r.address);
+    out << ' ' << llvm::format_decimal(r.size, 12) << ' '
+        << llvm::left_justify(stateName(r.state), 7) << ' '
+        << llvm::left_justify(r.mmapped ? "yes" : "no", 7) << ' ';
+    hexColumn(r.arena);
+    out << ' ' << names[r.walker] << '\n';
   }
   out.flush();
-  std::fflush(stdout);
   return kExitOk;
 }
 } // namespace

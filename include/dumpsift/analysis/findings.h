@@ -2,8 +2,6 @@
 // Every type, its numbers and its rules are documented in docs/findings.md.
 #pragma once
 
-#include "llvm/ADT/ArrayRef.h"
-
 #include <array>
 #include <cstdint>
 #include <string>
@@ -27,10 +25,6 @@ struct Finding {
 /// renamed or given another meaning.
 inline constexpr std::array<std::string_view, 6> kFindingTypes = {
     "duplicates", "growth-chain", "zero-filled", "zero-tail", "size-class", "many-same-size"};
-
-/// Index of the last byte of `bytes` that is not zero, plus one (0 when all are zero). Scans
-/// backwards a word at a time, so it costs the length of the zero tail.
-uint64_t contentEnd(llvm::ArrayRef<uint8_t> bytes);
 
 /// Names the waste among `analysis.buffers` (which must be sniffed and hashed, as analyze() leaves
 /// them): identical copies, the old arrays of a growing buffer, all-zero buffers, buffers with a
