@@ -14,6 +14,12 @@
 # heaptrack (one extra run of each dumpsift command, heaptrack_print's "peak heap memory
 # consumption"). The last table shows how each figure grows from the first size to the last.
 #
+# The tool's heap may grow with the number of buffers it reports, not with the dump's bytes. To
+# measure that, every core holds the same large buffers as the first one, scaled: big_heap's SCALE
+# is MIB / (the first MIB), so the 4 GiB core's buffers are those of the 1 GiB core, each four
+# times larger. DUMPSIFT_BENCH_SIZES=fixed keeps the story's sizes instead (then a 4 GiB core holds
+# four times as many buffers, and the heap grows with them).
+#
 # Cores are kept for the next run when DUMPSIFT_BENCH_KEEP=1 (delete the directory when done),
 # and removed otherwise. Needs gdb (gcore), ptrace permission, about 2 x MIB of free disk and RAM.
 # Run it alone on the machine: `flock /tmp/dumpsift-cpu.lock bench/scale.sh build-bench`.
@@ -24,6 +30,9 @@ build=${1:-build}
 sizes=${*:-1024 4096}
 dir=${DUMPSIFT_BENCH_DIR:-/tmp/dumpsift-bench}
 keep=${DUMPSIFT_BENCH_KEEP:-0}
+mode=${DUMPSIFT_BENCH_SIZES:-scaled}
+case $mode in scaled | fixed) ;; *) echo "DUMPSIFT_BENCH_SIZES: scaled or fixed" >&2; exit 2 ;; esac
+first_mib=$(echo "$sizes" | awk '{print $1}')
 
 log=$(mktemp)
 cmake --build "$build" --target dumpsift fixture_big_heap >"$log" 2>&1 ||
@@ -37,15 +46,16 @@ pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   rm -rf "$work"
-  [ "$keep" = 1 ] || rm -f "$dir"/big_heap-*.core
+  [ "$keep" = 1 ] || rm -f "$dir"/big_heap-*.core "$dir"/big_heap-*.core.json
 }
 trap cleanup EXIT INT TERM
 
-# make_core MIB: prints the path of a core of big_heap holding MIB MiB (reused when kept).
+# make_core MIB SCALE: prints the path of a core of big_heap holding MIB MiB in large buffers
+# SCALE times the story's sizes (reused when kept).
 make_core() {
-  core=$dir/big_heap-$1.core
+  core=$dir/big_heap-$1-x$2.core
   if [ ! -s "$core" ]; then
-    "$prog" "$1" >"$work/stdout" &
+    "$prog" "$1" 4 "$2" >"$work/stdout" &
     pid=$!
     until grep -qx READY "$work/stdout" 2>/dev/null; do
       kill -0 "$pid" 2>/dev/null || { echo "big_heap $1 failed" >&2; exit 1; }
@@ -84,11 +94,13 @@ peak_heap() {
          printf "%d\n", n}'
 }
 
-echo "dumpsift scale bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load: $(uptime | sed 's/.*load average: //')"
+echo "dumpsift scale bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load: $(uptime | sed 's/.*load average: //'); buffer sizes: $mode"
 results=$work/results
 : >"$results"
 for mib in $sizes; do
-  core=$(make_core "$mib")
+  scale=1
+  [ "$mode" = scaled ] && scale=$((mib / first_mib > 0 ? mib / first_mib : 1))
+  core=$(make_core "$mib" "$scale")
   bytes=$(wc -c <"$core")
   echo "core $core: $bytes bytes; $(cat "$core.json")"
   cat "$core" >/dev/null # warm the page cache
@@ -106,13 +118,14 @@ for mib in $sizes; do
   "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet --timings \
     2>"$work/timings" >/dev/null
   "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet >/dev/null
-  echo "phases of one analyze --threads 2 run ($(grep -c '"hash": "xxh64:' "$work/r.json") buffers reported; peak heap with none reported: $(echo "$h0" | awk '{printf "%.1fM", $1 / 1048576}')):"
+  reported=$(grep -c '"hash": "xxh64:' "$work/r.json")
+  echo "phases of one analyze --threads 2 run ($reported buffers reported; peak heap with none reported: $(echo "$h0" | awk '{printf "%.1fM", $1 / 1048576}')):"
   sed 's/^dumpsift: timing: /  /' "$work/timings"
   fw=$(echo "$floor" | cut -d' ' -f1)
   {
     echo "$mib cat $floor 0 $fw"
-    echo "$mib analyze-t1 $a1 $h1 $fw"
-    echo "$mib analyze-t2 $a2 $h2 $fw"
+    echo "$mib analyze-t1 $a1 $h1 $fw $reported"
+    echo "$mib analyze-t2 $a2 $h2 $fw $reported"
     echo "$mib heap $hp $hh $fw $chunks"
   } >>"$results"
   echo "load after $mib MiB: $(uptime | sed 's/.*load average: //')"
@@ -123,6 +136,7 @@ printf '%-6s %-11s %8s %8s %7s %10s %10s %s\n' MiB command wall_s cpu_s x_floor 
 awk '{
   ratio = $7 > 0 ? $3 / $7 : 0
   extra = $2 == "heap" ? sprintf("%d chunks, %.1f M chunks/s by wall, %.1f by cpu", $8, $8 / $3 / 1e6, $8 / $4 / 1e6) : ""
+  if ($2 ~ /^analyze/) extra = sprintf("%d buffers reported, %.1f KB of peak heap per buffer", $8, $6 / $8 / 1e3)
   heap = $2 == "cat" ? "-" : sprintf("%.1fM", $6 / 1048576)
   printf "%-6s %-11s %8.2f %8.2f %7.2f %9.1fM %10s %s\n", $1, $2, $3, $4, ratio, $5 / 1024, heap, extra
 }' "$results"

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -37,17 +38,112 @@ unsigned threadCount(const AnalyzeOptions &options) {
   return n ? n : 1;
 }
 
-/// Hashes, sniffs and finds the content end of `b` from its captured payload, then lets the
-/// payload's pages go (they are read again only for the few buffers that findings compare).
-void sniffOne(const AddressSpace &memory, Buffer &b) {
+/// Bytes of address space released at once behind the sniffed buffers: each madvise call makes
+/// the kernel flush the other threads' TLBs, so releases are batched.
+constexpr uint64_t kReleaseBatchBytes = 64ull << 20;
+
+/// Releases the dump's pages behind the buffers sniffed so far (see AddressSpace::releasePages).
+/// Buffers finish out of order on several threads, so memory below a buffer goes only when it
+/// and every buffer before it are done; the pages go in batches of kReleaseBatchBytes or more.
+/// Memory between buffers (small chunks, other regions) was walked already and goes with them.
+class ReleaseFrontier {
+public:
+  ReleaseFrontier(const AddressSpace &memory, const std::vector<Buffer> &buffers)
+      : memory_(memory), buffers_(buffers), done_(buffers.size(), false),
+        released_to_(buffers.empty() ? 0 : buffers.front().payloadAddress()) {}
+
+  /// Records that buffer `i` is sniffed; may release a batch. Safe to call from any thread.
+  void finished(size_t i) {
+    uint64_t from = 0, to = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_[i] = true;
+      for (; frontier_ < buffers_.size() && done_[frontier_]; ++frontier_) {
+        const Buffer &b = buffers_[frontier_];
+        end_ = std::max(end_, b.payloadAddress() + b.payloadSize());
+      }
+      const uint64_t limit =
+          frontier_ < buffers_.size() ? buffers_[frontier_].payloadAddress() : end_;
+      if (limit <= released_to_ ||
+          (limit - released_to_ < kReleaseBatchBytes && frontier_ < buffers_.size()))
+        return;
+      from = released_to_;
+      to = released_to_ = limit;
+    }
+    memory_.releasePages(from, to - from);
+  }
+
+private:
+  const AddressSpace &memory_;
+  const std::vector<Buffer> &buffers_;
+  std::mutex mutex_;
+  std::vector<bool> done_;
+  size_t frontier_ = 0;  // buffers [0, frontier_) are all done
+  uint64_t end_ = 0;     // the highest payload end among them
+  uint64_t released_to_; // memory below this address is released
+};
+
+/// The first buffer sniffed for each payload size and hash: identical buffers (copies, the same
+/// data in several pools) are compared byte for byte with it once, here, while their bytes are in
+/// the CPU's cache, and take its sniff results. Safe to use from any thread.
+class SniffCache {
+public:
+  explicit SniffCache(const std::vector<Buffer> &buffers) : buffers_(buffers) {}
+
+  /// Sniffs buffers[i] and finds its content end (its payload is `payload`, already hashed into
+  /// its hash): when a buffer with the same payload size and hash was sniffed before and its bytes
+  /// equal `payload`, takes that buffer's results and sets identical_to; otherwise runs the
+  /// sniffers. Zero buffers are sniffed again (the zero check samples, which is cheaper than a
+  /// comparison).
+  void sniffInto(size_t i, Buffer &b, llvm::ArrayRef<uint8_t> payload) {
+    const std::pair<uint64_t, uint64_t> key{payload.size(), b.hash};
+    std::optional<First> first;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = firsts_.find(key); it != firsts_.end())
+        first = it->second;
+    }
+    if (first) {
+      const Buffer &f = buffers_[first->index]; // done: nothing writes to it any more
+      if (f.content.kind != ContentKind::Zero &&
+          std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0) {
+        b.content = f.content;
+        b.content_end = f.content_end;
+        b.identical_to = f.payloadAddress();
+        return;
+      }
+    }
+    b.content = sniff(payload);
+    if (b.content.kind != ContentKind::Zero) // findings need no content end for zero buffers
+      b.content_end = contentEnd(payload);
+    if (!first) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      firsts_.try_emplace(key, First{i, payload});
+    }
+  }
+
+private:
+  struct First {
+    size_t index;
+    llvm::ArrayRef<uint8_t> bytes;
+  };
+  const std::vector<Buffer> &buffers_;
+  std::mutex mutex_;
+  std::map<std::pair<uint64_t, uint64_t>, First> firsts_;
+};
+
+/// Hashes, sniffs and finds the content end of buffers[i] from its captured payload; see
+/// SniffCache for buffers identical to one sniffed before.
+void sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i,
+              SniffCache &cache) {
+  Buffer &b = buffers[i];
   llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
   b.captured = payload.size();
   b.hash = llvm::xxHash64(payload);
   if (!b.estimated || b.content.kind == ContentKind::Unknown)
-    b.content = sniff(payload);
-  if (b.content.kind != ContentKind::Zero) // findings need no content end for zero buffers
+    cache.sniffInto(i, b, payload);
+  else if (b.content.kind != ContentKind::Zero)
     b.content_end = contentEnd(payload);
-  memory.releasePages(b.payloadAddress(), payload.size());
 }
 
 /// Sniffs and hashes every buffer on `threads` threads. The threads take buffers one at a time
@@ -60,12 +156,15 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
     total_bytes += b.payloadSize();
   const char *phase = "sniffing and hashing buffers";
   progress(phase, 0, total_bytes);
+  SniffCache cache(buffers);
+  ReleaseFrontier release(memory, buffers);
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(buffers.size())));
   if (threads <= 1) {
     uint64_t done = 0;
-    for (Buffer &b : buffers) {
-      sniffOne(memory, b);
-      done += b.payloadSize();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      sniffOne(memory, buffers, i, cache);
+      release.finished(i);
+      done += buffers[i].payloadSize();
       progress(phase, done, total_bytes);
     }
     return;
@@ -77,7 +176,8 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
   unsigned running = threads;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < buffers.size();) {
-      sniffOne(memory, buffers[i]);
+      sniffOne(memory, buffers, i, cache);
+      release.finished(i);
       done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> lock(mutex);

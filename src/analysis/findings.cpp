@@ -184,14 +184,26 @@ template <typename Work> void parallelFor(size_t n, unsigned threads, Work work)
   pool.wait();
 }
 
+/// The payload address standing for buffer `i`'s bytes: that of the buffer the analysis found
+/// identical to it (Buffer::identical_to), else its own.
+uint64_t identityRoot(const Context &ctx, size_t i) {
+  const Buffer &b = ctx.buffer(i);
+  return b.identical_to ? *b.identical_to : b.payloadAddress();
+}
+
 /// Splits `members` (buffers of one size and hash) into classes of byte-identical payloads, in
 /// the order of their first members; almost always one class (a hash collision makes two).
-/// The compared pages are released afterwards (see AddressSpace::releasePages).
+/// Buffers the analysis already compared share an identity root; the others are compared here,
+/// and their pages released afterwards (see AddressSpace::releasePages).
 std::vector<std::vector<size_t>> identicalClasses(const Context &ctx,
                                                   const std::vector<size_t> &members) {
   std::vector<std::vector<size_t>> classes;
+  bool compared = false;
   for (size_t i : members) {
     auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<size_t> &c) {
+      if (identityRoot(ctx, c.front()) == identityRoot(ctx, i))
+        return true;
+      compared = true;
       return std::memcmp(ctx.bytes[c.front()].data(), ctx.bytes[i].data(), ctx.bytes[i].size()) ==
              0;
     });
@@ -200,8 +212,9 @@ std::vector<std::vector<size_t>> identicalClasses(const Context &ctx,
     else
       same->push_back(i);
   }
-  for (size_t i : members)
-    ctx.memory.releasePages(ctx.buffer(i).payloadAddress(), ctx.bytes[i].size());
+  if (compared)
+    for (size_t i : members)
+      ctx.memory.releasePages(ctx.buffer(i).payloadAddress(), ctx.bytes[i].size());
   return classes;
 }
 

@@ -135,7 +135,12 @@ Json extractedJson(const Extraction &extraction) {
   return files;
 }
 
-Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extraction *extracted) {
+namespace {
+
+/// The report with an empty `buffers` array (the buffers are the bulk: writeReportJson streams
+/// them one at a time).
+Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis,
+                              const Extraction *extracted) {
   Json j;
   j["schema_version"] = kReportSchemaVersion;
   j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
@@ -182,10 +187,7 @@ Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extrac
     groups.push_back(groupJson(analysis, g));
   j["groups"] = std::move(groups);
 
-  Json buffers = Json::array();
-  for (const Buffer &b : analysis.buffers)
-    buffers.push_back(bufferJson(analysis, b));
-  j["buffers"] = std::move(buffers);
+  j["buffers"] = Json::array();
 
   Json findings = Json::array();
   for (const Finding &f : analysis.findings) {
@@ -214,6 +216,56 @@ Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extrac
       diagnostics.push_back(std::move(d));
   j["diagnostics"] = std::move(diagnostics);
   return j;
+}
+
+/// Writes `text` (a dumped JSON value, lines indented from 0) with every line after the first
+/// indented by `indent` more spaces, as nlohmann's dump does for a nested value. Strings in dumped
+/// JSON hold no raw newlines, so every newline starts a line of the value.
+void writeIndented(llvm::raw_ostream &out, llvm::StringRef text, unsigned indent) {
+  for (;;) {
+    auto [line, rest] = text.split('\n');
+    out << line;
+    if (rest.data() == nullptr || line.size() == text.size())
+      return;
+    out << '\n';
+    out.indent(indent);
+    text = rest;
+  }
+}
+
+} // namespace
+
+Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extraction *extracted) {
+  Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
+  Json &buffers = j["buffers"];
+  for (const Buffer &b : analysis.buffers)
+    buffers.push_back(bufferJson(analysis, b));
+  return j;
+}
+
+void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
+                     const Extraction *extracted, llvm::raw_ostream &out) {
+  const Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
+  out << "{";
+  bool first_key = true;
+  for (const auto &[key, value] : j.items()) {
+    out << (first_key ? "\n  " : ",\n  ") << Json(key).dump() << ": ";
+    first_key = false;
+    if (key != "buffers" || analysis.buffers.empty()) {
+      writeIndented(out, value.dump(2, ' ', false, Json::error_handler_t::replace), 2);
+      continue;
+    }
+    out << "[";
+    for (size_t i = 0; i < analysis.buffers.size(); ++i) {
+      out << (i ? ",\n    " : "\n    ");
+      writeIndented(out,
+                    bufferJson(analysis, analysis.buffers[i])
+                        .dump(2, ' ', false, Json::error_handler_t::replace),
+                    4);
+    }
+    out << "\n  ]";
+  }
+  out << (first_key ? "}\n" : "\n}\n");
 }
 
 } // namespace dumpsift

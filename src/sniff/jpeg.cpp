@@ -1,11 +1,15 @@
 // JPEG (ITU-T T.81, JFIF, Exif). Two phases: a structural walk over marker segments and
 // entropy-coded data gives the exact extent (SOI..EOI), the frame header facts and
 // complete/truncated/corrupt at memchr speed; then, for images of sane size, a 1/8-scale TurboJPEG
-// decode entropy-decodes every scan to confirm the data (libjpeg warnings such as "Premature end of
-// JPEG file" are caught through tjGetErrorCode, never printed).
+// decode entropy-decodes the start of the data (whole files up to 256 KiB) to confirm it (libjpeg
+// warnings such as "Premature end of JPEG file" are caught through tjGetErrorCode, never printed).
 #include "common.h"
 
+#include "llvm/Support/xxhash.h"
+
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <turbojpeg.h>
 #include <vector>
 
@@ -18,9 +22,12 @@ namespace {
 /// check at roughly 25 ms.
 constexpr uint64_t kMaxDecodePixels = 16ull << 20;
 constexpr uint64_t kMaxProgressiveDecodePixels = 2ull << 20;
-/// Bytes of a truncated stream that the decode check reads (see validate): enough to catch junk
-/// behind a valid header, a small part of a 128 KiB upload slice.
-constexpr size_t kMaxTruncatedDecodeBytes = 16 * 1024;
+/// Bytes of a stream that the decode check reads (see validate). A cut stream: enough to catch
+/// junk behind a valid header, a small part of a 128 KiB upload slice. A complete one: small
+/// files whole, the start of large photos (entropy decoding runs at about 120 MB/s, so a dump of
+/// photos would otherwise be decoded far slower than it is read).
+constexpr size_t kMaxTruncatedDecodeBytes = 4 * 1024;
+constexpr size_t kMaxCompleteDecodeBytes = 256 * 1024;
 
 /// True for the start-of-frame markers SOF0-3, 5-7, 9-11, 13-15.
 bool isSof(uint8_t m) {
@@ -234,9 +241,37 @@ DecodeCheck decodeCheck(Bytes jpeg) {
   const int pf = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? TJPF_CMYK : TJPF_GRAY;
   scratch.resize(size_t(sw) * size_t(sh) * size_t(tjPixelSize[pf]));
   fail(tjDecompress2(h, buf, size, scratch.data(), sw, 0, sh, pf,
-                     TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE | TJFLAG_LIMITSCANS));
+                     TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE | TJFLAG_LIMITSCANS |
+                         TJFLAG_STOPONWARNING));
   return check;
 }
+
+/// Decode checks already made, by the checked bytes' length and xxHash64: an image held in several
+/// buffers (copies, the same file in different framings, slices of one upload) is decoded once.
+/// Holds at most kMaxEntries results (it starts over when full). Safe to use from any thread.
+class DecodeMemo {
+public:
+  /// decodeCheck(stream), or the result of an earlier check of the same bytes.
+  DecodeCheck check(Bytes stream) {
+    const std::pair<uint64_t, uint64_t> key{stream.size(), llvm::xxHash64(stream)};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = results_.find(key); it != results_.end())
+        return it->second;
+    }
+    DecodeCheck result = decodeCheck(stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (results_.size() >= kMaxEntries)
+      results_.clear();
+    results_.emplace(key, result);
+    return result;
+  }
+
+private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::map<std::pair<uint64_t, uint64_t>, DecodeCheck> results_;
+};
 
 class JpegSniffer final : public Sniffer {
 public:
@@ -290,12 +325,19 @@ public:
       skipped = "too many pixels";
     if (!skipped) {
       // A stream the walk found cut stays truncated whatever the decode says: decode only its
-      // first kMaxTruncatedDecodeBytes, which bounds the cost of a large slice.
-      const Bytes stream = w.end == WalkEnd::Complete    ? data.take_front(w.length)
-                           : w.end == WalkEnd::Truncated ? data.take_front(kMaxTruncatedDecodeBytes)
-                                                         : data;
-      DecodeCheck check = decodeCheck(stream);
+      // first kMaxTruncatedDecodeBytes, which bounds the cost of a large slice. Other streams
+      // longer than kMaxCompleteDecodeBytes are decoded up to there, where the decoder's
+      // "premature end" is expected and not a finding.
+      const size_t budget =
+          w.end == WalkEnd::Truncated ? kMaxTruncatedDecodeBytes : kMaxCompleteDecodeBytes;
+      const Bytes whole = w.end == WalkEnd::Complete ? data.take_front(w.length) : data;
+      const Bytes stream = whole.take_front(budget);
+      static DecodeMemo memo;
+      DecodeCheck check = memo.check(stream);
       decoded = true;
+      if (w.end != WalkEnd::Truncated && stream.size() < whole.size() &&
+          check.outcome == DecodeOutcome::Truncated)
+        check = DecodeCheck{};
       if (check.outcome != DecodeOutcome::Ok) {
         warning = std::move(check.message);
         if (status == WalkEnd::Complete)

@@ -7,6 +7,7 @@ namespace dumpsift {
 Diagnostics::Diagnostics(Diagnostics &&other) noexcept {
   std::lock_guard<std::mutex> lock(other.mutex_);
   kept_ = std::move(other.kept_);
+  kept_keys_ = std::move(other.kept_keys_);
   suppressed_ = other.suppressed_;
 }
 
@@ -14,6 +15,7 @@ Diagnostics &Diagnostics::operator=(Diagnostics &&other) noexcept {
   if (this != &other) {
     std::scoped_lock lock(mutex_, other.mutex_);
     kept_ = std::move(other.kept_);
+    kept_keys_ = std::move(other.kept_keys_);
     suppressed_ = other.suppressed_;
   }
   return *this;
@@ -23,14 +25,15 @@ void Diagnostics::warn(std::string where, std::string message) {
   // Warnings quote names and bytes from the dump; reports need them as valid UTF-8.
   makeValidUtf8(where);
   makeValidUtf8(message);
+  std::string key = where + '\0' + message;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const Diagnostic &d : kept_)
-    if (d.where == where && d.message == message)
-      return;
+  if (kept_keys_.contains(key))
+    return;
   if (kept_.size() >= kMaxKept) {
     ++suppressed_;
     return;
   }
+  kept_keys_.insert(key);
   kept_.push_back({std::move(where), std::move(message)});
 }
 

@@ -104,14 +104,18 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
 
   if (!args.report.empty() || args.json) {
     progress.update("writing the report", 0, 0);
-    Json report = reportJson(**snapshot, analysis, extraction ? &*extraction : nullptr);
-    std::string text = report.dump(2) + "\n";
+    const Extraction *extracted = extraction ? &*extraction : nullptr;
     if (!args.report.empty())
-      if (llvm::Error e = writeFileAtomically(args.report, text))
+      if (llvm::Error e = writeFileAtomically(args.report, [&](llvm::raw_ostream &out) {
+            writeReportJson(**snapshot, analysis, extracted, out);
+            return llvm::Error::success();
+          }))
         return fileError(args.report, std::move(e));
     progress.finish();
-    if (args.json)
-      std::cout << text;
+    if (args.json) {
+      writeReportJson(**snapshot, analysis, extracted, llvm::outs());
+      llvm::outs().flush();
+    }
   }
   progress.finish();
   if (!args.json)

@@ -126,7 +126,9 @@ llvm::Expected<int> runDiff(const DiffArgs &args, bool analyze_options_given) {
   ReportDiff diff = diffReports(*before, *after);
   std::vector<Regression> regressions = findRegressions(diff, limits);
   if (args.json)
-    std::cout << diffJson(diff, regressions, args.before, args.after).dump(2) << "\n";
+    std::cout << diffJson(diff, regressions, args.before, args.after)
+                     .dump(2, ' ', false, Json::error_handler_t::replace)
+              << "\n";
   else
     writeDiffText(diff, regressions, args.before, args.after,
                   DiffTextOptions{args.all ? 0 : args.top, args.all}, std::cout);

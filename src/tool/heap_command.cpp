@@ -106,7 +106,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     for (Json &d : diagnosticsJson(diags))
       diag.push_back(std::move(d));
     head["diagnostics"] = std::move(diag);
-    std::string text = head.dump(2);
+    std::string text = head.dump(2, ' ', false, Json::error_handler_t::replace);
     text.pop_back(); // reopen the object to append the streamed array
     std::cout << text << ",\n  \"allocations\": [";
     std::cout.flush();

@@ -25,7 +25,8 @@ void addInfoCommand(CLI::App &app, Runner &runner) {
       if (!snapshot)
         return fileError(options->dump, snapshot.takeError());
       if (options->json)
-        std::cout << infoJson(**snapshot).dump(2) << "\n";
+        std::cout << infoJson(**snapshot).dump(2, ' ', false, Json::error_handler_t::replace)
+                  << "\n";
       else
         writeInfoText(**snapshot, std::cout);
       return kExitOk;

@@ -550,6 +550,35 @@ TEST_CASE("findings name the waste in a live process (waste fixture)") {
       for (const Finding &d : ofType(all, "duplicates"))
         CHECK(std::find(d.addresses.begin(), d.addresses.end(), r.address) == d.addresses.end());
   }
+  SECTION("copies are compared while they are sniffed, and distinct buffers are not copies") {
+    AnalyzeOptions one_thread = options;
+    one_thread.threads = 1; // in address order: each copy after the first meets the first
+    Analysis serial = analyze(memory, one_thread);
+    auto bufferAt = [&](uint64_t address) -> const Buffer & {
+      auto it = std::find_if(serial.buffers.begin(), serial.buffers.end(),
+                             [&](const Buffer &b) { return b.allocation.address == address; });
+      REQUIRE(it != serial.buffers.end());
+      return *it;
+    };
+    std::vector<Planted3> copies = planted["copy"];
+    std::sort(copies.begin(), copies.end(),
+              [](const Planted3 &a, const Planted3 &b) { return a.address < b.address; });
+    CHECK_FALSE(bufferAt(copies[0].address).identical_to);
+    for (size_t i = 1; i < copies.size(); ++i) {
+      INFO("copy " << hexAddress(copies[i].address));
+      CHECK(bufferAt(copies[i].address).identical_to == copies[0].address);
+      CHECK(bufferAt(copies[i].address).content.kind == bufferAt(copies[0].address).content.kind);
+    }
+    for (const Planted3 &r : planted["random"])
+      CHECK_FALSE(bufferAt(r.address).identical_to);
+    // The same findings whichever thread met which copy first.
+    REQUIRE(serial.findings.size() == all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      CHECK(serial.findings[i].type == all[i].type);
+      CHECK(serial.findings[i].addresses == all[i].addresses);
+      CHECK(serial.findings[i].bytes == all[i].bytes);
+    }
+  }
   SECTION("the trail of the doubling buffer") {
     Finding f = findingWith(all, "growth-chain", planted["chain"][0].address);
     CHECK(f.addresses == addressesOf(planted["chain"], false));

@@ -148,3 +148,23 @@ TEST_CASE("analyze reports validate against the JSON schema and are deterministi
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
 }
+
+TEST_CASE("the streamed report is the report tree's dump, byte for byte") {
+  std::string core = unpackedFixture("cores/story.core.xz");
+  auto snapshot = openDump(core);
+  if (!snapshot)
+    FAIL(core << ": " << llvm::toString(snapshot.takeError()));
+  AddressSpace memory(**snapshot);
+  for (uint64_t min_size : {uint64_t(65536), uint64_t(1) << 40}) { // many buffers, and none
+    INFO("min_size " << min_size);
+    AnalyzeOptions options;
+    options.min_size = min_size;
+    Analysis analysis = analyze(memory, options);
+    CHECK(analysis.buffers.empty() == (min_size > 65536));
+    std::string streamed;
+    llvm::raw_string_ostream out(streamed);
+    writeReportJson(**snapshot, analysis, nullptr, out);
+    out.flush();
+    CHECK(streamed == reportJson(**snapshot, analysis).dump(2) + "\n");
+  }
+}

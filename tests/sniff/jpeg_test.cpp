@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <thread>
+#include <turbojpeg.h>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -19,7 +20,55 @@ size_t lastSos(const ByteVec &jpeg) {
   return pos;
 }
 
+/// A noisy 1024x1024 photo encoded by libjpeg-turbo at quality 95: about 1 MiB, larger than the
+/// sniffer's decode budget.
+ByteVec largePhoto() {
+  const int width = 1024, height = 1024;
+  ByteVec pixels(size_t(width) * height * 3);
+  uint32_t state = 12345;
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    pixels[i] = static_cast<uint8_t>((i / 3 % width) / 4 + (state >> 27));
+  }
+  tjhandle tj = tjInitCompress();
+  REQUIRE(tj != nullptr);
+  unsigned char *jpeg = nullptr;
+  unsigned long size = 0;
+  const int rc =
+      tjCompress2(tj, pixels.data(), width, 0, height, TJPF_RGB, &jpeg, &size, TJSAMP_420, 95, 0);
+  tjDestroy(tj);
+  REQUIRE(rc == 0);
+  ByteVec out(jpeg, jpeg + size);
+  tjFree(jpeg);
+  return out;
+}
+
 } // namespace
+
+TEST_CASE("jpeg: a photo larger than the decode budget is decode-checked on its first 256 KiB") {
+  const ByteVec photo = largePhoto();
+  REQUIRE(photo.size() > 512 * 1024);
+  const size_t sos = lastSos(photo);
+  REQUIRE(sos < 4096);
+
+  const SniffResult whole = sniff(view(photo));
+  REQUIRE(kindOf(whole) == "jpeg");
+  CHECK(whole.length == photo.size());
+  CHECK(str(whole, "status") == "complete");
+  CHECK(flag(whole, "decoded"));
+  CHECK_FALSE(has(whole, "warning")); // the check stopping at its budget is not a finding
+
+  // Past the budget only the marker walk looks: damage that adds no marker goes unseen there
+  // (files up to 256 KiB are decoded whole; see "damaged entropy-coded data is corrupt").
+  ByteVec late = photo;
+  const size_t at = photo.size() - 64 * 1024;
+  for (size_t i = at; i < at + 256; ++i)
+    late[i] = static_cast<uint8_t>((0x5a ^ i) & 0x7f); // never FF: the structure stays intact
+  const SniffResult l = sniff(view(late));
+  REQUIRE(kindOf(l) == "jpeg");
+  CHECK(l.length == photo.size());
+  CHECK(str(l, "status") == "complete");
+}
 
 TEST_CASE("jpeg: baseline 4:2:0 file from cjpeg") {
   const ByteVec jpeg = contentFixture("photo_baseline.jpg");

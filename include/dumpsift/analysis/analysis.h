@@ -45,6 +45,9 @@ struct Buffer {
   /// End of the content in the captured payload (its last non-zero byte plus one), found while
   /// the bytes are hashed; empty when not computed.
   std::optional<uint64_t> content_end;
+  /// Payload address of a buffer sniffed earlier whose captured payload was compared byte for byte
+  /// with this one's and found identical (the sniff reuses its result); empty when none was.
+  std::optional<uint64_t> identical_to;
 
   uint64_t payloadAddress() const { return allocation.address + allocation.data_offset; }
   uint64_t payloadSize() const {

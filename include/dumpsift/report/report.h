@@ -6,6 +6,8 @@
 #include "dumpsift/extract/extract.h"
 #include "dumpsift/report/info.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <ostream>
 
 namespace dumpsift {
@@ -23,6 +25,12 @@ Json bufferJson(const Analysis &analysis, const Buffer &buffer);
 /// report also has an `extracted` section and the extraction's warnings.
 Json reportJson(const Snapshot &snapshot, const Analysis &analysis,
                 const Extraction *extracted = nullptr);
+
+/// Writes reportJson(...).dump(2) and a newline to `out`, byte for byte, without building the
+/// whole tree: the buffers are formatted one at a time, so the tool's heap does not hold the
+/// report twice (tree and text) for every buffer.
+void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
+                     const Extraction *extracted, llvm::raw_ostream &out);
 
 /// The `extracted` section: one object per file written, the same as its manifest line except that
 /// "path" includes the extraction directory.

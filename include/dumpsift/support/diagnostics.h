@@ -2,6 +2,8 @@
 // segment). The run goes on; every warning ends up in the report.
 #pragma once
 
+#include "llvm/ADT/StringSet.h"
+
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -37,6 +39,7 @@ public:
 private:
   mutable std::mutex mutex_;
   std::vector<Diagnostic> kept_;
+  llvm::StringSet<> kept_keys_; // where + '\0' + message of every kept warning
   size_t suppressed_ = 0;
 };
 
