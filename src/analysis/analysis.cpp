@@ -4,6 +4,7 @@
 #include "dumpsift/support/hex.h"
 #include "region_scan.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
@@ -88,7 +89,10 @@ private:
 /// the CPU's cache, and take its sniff results. Safe to use from any thread.
 class SniffCache {
 public:
-  explicit SniffCache(const std::vector<Buffer> &buffers) : buffers_(buffers) {}
+  /// The map is sized for every buffer up front: no allocation per buffer while sniffing.
+  explicit SniffCache(const std::vector<Buffer> &buffers) : buffers_(buffers) {
+    firsts_.reserve(static_cast<unsigned>(std::min<size_t>(buffers.size(), UINT32_MAX / 2)));
+  }
 
   /// Sniffs buffers[i] and finds its content end (its payload is `payload`, already hashed into
   /// its hash): when a buffer with the same payload size and hash was sniffed before and its bytes
@@ -129,7 +133,7 @@ private:
   };
   const std::vector<Buffer> &buffers_;
   std::mutex mutex_;
-  std::map<std::pair<uint64_t, uint64_t>, First> firsts_;
+  llvm::DenseMap<std::pair<uint64_t, uint64_t>, First> firsts_;
 };
 
 /// Hashes, sniffs and finds the content end of buffers[i] from its captured payload; see

@@ -14,6 +14,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
+#include "support/synthetic_heaps.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,100 +39,57 @@ bool runtimeFile(const std::string &mode, llvm::StringRef path) {
 uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vector<HeapArea> *areas,
                  std::vector<uint64_t> *type_words, bool force);
 
-/// A fuzz process written by hand: regions whose captured bytes grow as they are written.
-class SeedBuilder {
+/// A fuzz process written by hand (the encoding of fuzz_targets.h): regions captured up to their
+/// last written byte, in the order they were first added.
+class SeedBuilder : public test::FakeMemory {
 public:
   /// Maps [start, start+size); `file` indexes fuzzProcessFiles(); a file-backed region is an
   /// image and a module.
   void region(uint64_t start, uint32_t size, uint8_t file = 0) {
-    blocks_.push_back({start, size, file, {}});
-  }
-  void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
-  void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
-  void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
-  void putBytes(uint64_t addr, llvm::StringRef s) {
-    std::memcpy(at(addr, s.size()), s.data(), s.size());
+    addRegion(start, size);
+    files_[start] = file;
   }
 
-  /// The encoding of fuzz_targets.h: each region captured up to its last written byte.
   std::string encode() const {
     std::string out(1, '\0');
     out.push_back(char(fuzz::kAuxvRecord));
     appendWord(out, 6, 8); // AT_PAGESZ
     appendWord(out, 4096, 8);
-    for (const Block &b : blocks_) {
-      const unsigned cls = b.file ? unsigned(RegionClass::Image) : unsigned(RegionClass::Anonymous);
-      out.push_back(char(b.file | (cls << 3) | 0x40 | (b.file ? 0x80 : 0)));
-      appendWord(out, b.start, 8);
-      appendWord(out, b.size, 4);
-      appendWord(out, b.bytes.size(), 4);
-      out.append(b.bytes.begin(), b.bytes.end());
+    for (uint64_t start : addedOrder()) {
+      const Block &r = regions().at(start);
+      auto it = files_.find(start);
+      const uint8_t file = it == files_.end() ? 0 : it->second;
+      const unsigned cls = file ? unsigned(RegionClass::Image) : unsigned(RegionClass::Anonymous);
+      out.push_back(char(file | (cls << 3) | 0x40 | (file ? 0x80 : 0)));
+      appendWord(out, start, 8);
+      appendWord(out, r.size, 4);
+      appendWord(out, r.bytes.size(), 4);
+      out.append(r.bytes.begin(), r.bytes.end());
     }
     return out;
   }
 
 private:
-  struct Block {
-    uint64_t start;
-    uint32_t size;
-    uint8_t file;
-    std::vector<char> bytes;
-  };
   static void appendWord(std::string &out, uint64_t v, unsigned n) {
     for (unsigned i = 0; i < n; ++i)
       out.push_back(char(v >> (8 * i)));
   }
-  char *at(uint64_t addr, uint64_t len) {
-    for (Block &b : blocks_)
-      if (addr >= b.start && addr + len <= b.start + b.size) {
-        const uint64_t end = addr - b.start + len;
-        if (b.bytes.size() < end)
-          b.bytes.resize(end);
-        return b.bytes.data() + (addr - b.start);
-      }
-    std::cerr << "dumpsift_fuzz_seeds: no region holds " << addr << "\n";
-    std::exit(2);
-  }
-  std::vector<Block> blocks_;
+  std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
 };
-
-/// CoreCLR MethodTables {u32 flags, u32 base size, +0x10 parent, +0x30 element type} for object,
-/// array, byte, byte[], int[] and the free object, at `types`.
-void coreclrTypes(SeedBuilder &b, uint64_t types) {
-  const uint64_t object = types, array = types + 0x100, byte = types + 0x200;
-  const uint64_t byte_array = types + 0x300, int_array = types + 0x400, free_mt = types + 0x500;
-  b.region(types, 0x1000);
-  b.put32(object + 4, 24);
-  b.put32(array + 4, 24), b.put64(array + 0x10, object);
-  b.put32(byte, 0x00070000), b.put32(byte + 4, 24), b.put64(byte + 0x10, object);
-  b.put32(byte_array, 0x800A0001), b.put32(byte_array + 4, 24);
-  b.put64(byte_array + 0x10, array), b.put64(byte_array + 0x30, byte);
-  b.put32(int_array, 0x800A0004), b.put32(int_array + 4, 24), b.put64(int_array + 0x10, array);
-  b.put32(free_mt, 0x80000001), b.put32(free_mt + 4, 24);
-  b.put8(types + 0xfff, 0); // the whole page captured: walkers read fields past those set
-}
-
-/// A CoreCLR array object {MethodTable, u32 length}; returns where the next object starts.
-uint64_t coreclrArray(SeedBuilder &b, uint64_t addr, uint64_t mt, uint32_t length, uint32_t elem) {
-  b.put64(addr, mt);
-  b.put32(addr + 8, length);
-  return addr + ((24 + uint64_t(length) * elem + 7) & ~uint64_t(7));
-}
 
 /// Writes the synthetic managed seeds into `dir`.
 int writeSynthetic(const std::string &dir) {
-  constexpr uint64_t types = 0x10000, byte_array = types + 0x300, int_array = types + 0x400;
-  constexpr uint64_t free_mt = types + 0x500;
+  constexpr uint64_t types = 0x10000;
   std::vector<std::pair<std::string, std::string>> seeds;
   {
     // A run of objects without heap_segment records: free, byte[100000], free, int[30000].
     SeedBuilder b;
-    coreclrTypes(b, types);
+    const test::CoreClrTypes t = test::putCoreClrTypes(b, types);
     b.region(0x200000, 0x80000);
-    uint64_t a = coreclrArray(b, 0x200000, free_mt, 8, 1);
-    a = coreclrArray(b, a, byte_array, 100000, 1);
-    a = coreclrArray(b, a, free_mt, 8, 1);
-    a = coreclrArray(b, a, int_array, 30000, 4);
+    uint64_t a = test::putCoreClrArray(b, 0x200000, t.free_object, 8, 1);
+    a = test::putCoreClrArray(b, a, t.byte_array, 100000, 1);
+    a = test::putCoreClrArray(b, a, t.free_object, 8, 1);
+    a = test::putCoreClrArray(b, a, t.int_array, 30000, 4);
     b.put64(a + 8, 0); // captured zeros after the last object
     seeds.push_back({"coreclr_loose.proc", b.encode()});
   }
@@ -139,42 +97,25 @@ int writeSynthetic(const std::string &dir) {
     // A heap_segment {allocated, committed, reserved, used, mem, flags (8: LOH)} and its objects,
     // beside libcoreclr.so.
     SeedBuilder b;
-    coreclrTypes(b, types);
+    const test::CoreClrTypes t = test::putCoreClrTypes(b, types);
     b.region(0x7f0000000000, 0x2000, 4);
     b.put64(0x7f0000000100, 0x400000); // a pointer to the segment in the runtime's data
     constexpr uint64_t seg = 0x400000, mem = seg + 0x1000;
     b.region(seg, 0x40000);
-    uint64_t a = coreclrArray(b, mem, byte_array, 100, 1);
-    a = coreclrArray(b, a, free_mt, 64, 1);
+    uint64_t a = test::putCoreClrArray(b, mem, t.byte_array, 100, 1);
+    a = test::putCoreClrArray(b, a, t.free_object, 64, 1);
     a += 0x100;
-    const uint64_t end = coreclrArray(b, a, byte_array, 500, 1);
+    const uint64_t end = test::putCoreClrArray(b, a, t.byte_array, 500, 1);
     b.put64(end, 0);
     b.put64(seg, end), b.put64(seg + 8, seg + 0x40000), b.put64(seg + 16, seg + 0x100000);
     b.put64(seg + 24, end), b.put64(seg + 32, mem), b.put64(seg + 40, 8);
     seeds.push_back({"coreclr_segment.proc", b.encode()});
   }
   {
-    // Mono: byte[]'s MonoVTable {klass, rank @44} and MonoClass {element_class, rank @26,
-    // class_kind @27, name @64, element_size @136, byval data @176, byval type @186}; a LOS
-    // section (free_chunk_map) with a live and a freed LOSObject {next, size, cardtable, object},
-    // one in its own mapping, and the list head in mono-sgen's data.
+    // Mono: byte[]'s vtable and classes; a LOS section (free_chunk_map) with a live and a freed
+    // LOSObject, one in its own mapping, and the list head in mono-sgen's data.
     SeedBuilder b;
-    constexpr uint64_t vtable = types, klass = types + 0x100, byte = types + 0x300;
-    constexpr uint64_t name = types + 0x500;
-    b.region(types, 0x1000);
-    b.put64(vtable, klass), b.put8(vtable + 44, 1);
-    b.put64(klass, byte), b.put8(klass + 26, 1), b.put8(klass + 27, 5);
-    b.put64(klass + 64, name), b.put32(klass + 136, 1);
-    b.put64(klass + 176, byte), b.put8(klass + 186, 0x1d);
-    b.put8(byte + 27, 1), b.put8(byte + 186, 0x05);
-    b.putBytes(name, llvm::StringRef("Byte[]\0", 7));
-    b.put8(types + 0xfff, 0);
-    auto los = [&](uint64_t header, uint64_t next, uint32_t length) {
-      b.put64(header, next);
-      b.put64(header + 8, (32 + uint64_t(length) + 7) & ~uint64_t(7));
-      b.put64(header + 24, vtable | 2);
-      b.put32(header + 48, length);
-    };
+    const test::MonoTypes t = test::putMonoByteArrayTypes(b, types);
     constexpr uint64_t section = 0x40000000;
     b.region(section, 1 << 20);
     b.put64(section + 16, section + 24);
@@ -183,10 +124,10 @@ int writeSynthetic(const std::string &dir) {
     for (int c = 5; c < 8; ++c) // the freed object's chunks
       b.put8(section + 24 + c, 1);
     b.put64(section + 8, 3);
-    los(live, 0, 10000);
-    los(dead, live, 10000);
+    test::putMonoLosArray(b, live, 0, 10000, t.vtable);
+    test::putMonoLosArray(b, dead, live, 10000, t.vtable);
     b.region(0x50000000, 0x112000);
-    los(huge, live, 1100000);
+    test::putMonoLosArray(b, huge, live, 1100000, t.vtable);
     b.region(0x60000000, 0x1000, 6);
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});

@@ -4,6 +4,7 @@
 // out field by field, not from the walkers' own tables.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "support/synthetic_heaps.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -13,34 +14,30 @@ using namespace dumpsift;
 
 namespace {
 
-/// A snapshot under construction: regions with their bytes, kept alive by this object.
-class FakeProcess {
+/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written); a
+/// region with a file is an image and a module.
+class FakeProcess : public test::FakeMemory {
 public:
-  /// Adds a writable region [start, start+size) of zeros; `file` makes it file-backed.
   void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
-    blocks_[start] = std::vector<uint8_t>(size);
+    FakeMemory::addRegion(start, size);
     files_[start] = file;
-  }
-  void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
-  void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
-  void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
-  void putBytes(uint64_t addr, const std::string &s) {
-    std::memcpy(at(addr, s.size()), s.data(), s.size());
   }
 
   /// The snapshot over the regions as they are now (bytes are not copied).
   const Snapshot &snapshot() {
     snap_ = Snapshot();
-    for (auto &[start, bytes] : blocks_) {
+    for (auto &[start, region] : regions()) {
+      region.bytes.resize(region.size);
       Region r;
       r.start = start;
-      r.size = bytes.size();
-      r.captured = bytes.size();
+      r.size = region.size;
+      r.captured = region.size;
       r.perms.read = r.perms.write = true;
-      r.backing_file = files_[start];
+      auto file = files_.find(start);
+      r.backing_file = file == files_.end() ? "" : file->second;
       r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
       snap_.regions.push_back(r);
-      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(bytes.data(), bytes.size())});
+      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
       if (!r.backing_file.empty())
         snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
     }
@@ -48,14 +45,6 @@ public:
   }
 
 private:
-  uint8_t *at(uint64_t addr, uint64_t len) {
-    auto it = blocks_.upper_bound(addr);
-    REQUIRE(it != blocks_.begin());
-    --it;
-    REQUIRE(addr + len <= it->first + it->second.size());
-    return it->second.data() + (addr - it->first);
-  }
-  std::map<uint64_t, std::vector<uint8_t>> blocks_;
   std::map<uint64_t, std::string> files_;
   Snapshot snap_;
 };
@@ -95,29 +84,17 @@ Walked walk(const char *name, const Snapshot &snap) {
 
 // --- CoreCLR ---------------------------------------------------------------------------------
 
-constexpr uint64_t kTypes = 0x10000;
-constexpr uint64_t kObjectMT = kTypes, kArrayMT = kTypes + 0x100, kByteMT = kTypes + 0x200;
+constexpr uint64_t kTypes = 0x10000; // test::putCoreClrTypes's layout from here:
 constexpr uint64_t kByteArrayMT = kTypes + 0x300, kIntArrayMT = kTypes + 0x400;
 constexpr uint64_t kFreeMT = kTypes + 0x500;
 
-/// MethodTables: {u32 flags, u32 base size, ..., +0x10 parent, +0x30 element type}.
+/// The MethodTables of test::putCoreClrTypes at kTypes.
 void putMethodTables(FakeProcess &p, uint64_t free_parent = 0) {
-  p.addRegion(kTypes, 0x1000);
-  p.put32(kObjectMT + 4, 24);
-  p.put32(kArrayMT + 4, 24), p.put64(kArrayMT + 0x10, kObjectMT);
-  p.put32(kByteMT, 0x00070000), p.put32(kByteMT + 4, 24), p.put64(kByteMT + 0x10, kObjectMT);
-  p.put32(kByteArrayMT, 0x800A0001), p.put32(kByteArrayMT + 4, 24);
-  p.put64(kByteArrayMT + 0x10, kArrayMT), p.put64(kByteArrayMT + 0x30, kByteMT);
-  p.put32(kIntArrayMT, 0x800A0004), p.put32(kIntArrayMT + 4, 24);
-  p.put64(kIntArrayMT + 0x10, kArrayMT);
-  p.put32(kFreeMT, 0x80000001), p.put32(kFreeMT + 4, 24), p.put64(kFreeMT + 0x10, free_parent);
+  test::putCoreClrTypes(p, kTypes, free_parent);
 }
 
-/// An array object at `addr`: MethodTable, u32 length, u32 pad. Returns where the next one starts.
 uint64_t putArray(FakeProcess &p, uint64_t addr, uint64_t mt, uint32_t length, uint32_t elem) {
-  p.put64(addr, mt);
-  p.put32(addr + 8, length);
-  return addr + ((24 + uint64_t(length) * elem + 7) & ~uint64_t(7));
+  return test::putCoreClrArray(p, addr, mt, length, elem);
 }
 
 constexpr uint64_t kHeap = 0x200000;
@@ -231,33 +208,14 @@ TEST_CASE("coreclr walker fails when there is no object at all") {
 // --- Mono ------------------------------------------------------------------------------------
 
 constexpr uint64_t kMonoTypes = 0x10000;
-constexpr uint64_t kVTable = kMonoTypes, kArrayClass = kMonoTypes + 0x100;
-constexpr uint64_t kByteClass = kMonoTypes + 0x300, kName = kMonoTypes + 0x500;
+constexpr uint64_t kVTable = kMonoTypes; // test::putMonoByteArrayTypes's byte[] vtable
 
-/// byte[]'s MonoVTable {klass @0, rank @44} and MonoClass {element_class @0, rank @26,
-/// class_kind @27, name @64, element_size @136, byval data @176, byval type @186}.
 void putMonoTypes(FakeProcess &p) {
-  p.addRegion(kMonoTypes, 0x1000);
-  p.put64(kVTable, kArrayClass);
-  p.put8(kVTable + 44, 1);
-  p.put64(kArrayClass, kByteClass);
-  p.put8(kArrayClass + 26, 1);
-  p.put8(kArrayClass + 27, 5);
-  p.put64(kArrayClass + 64, kName);
-  p.put32(kArrayClass + 136, 1);
-  p.put64(kArrayClass + 176, kByteClass);
-  p.put8(kArrayClass + 186, 0x1d);
-  p.put8(kByteClass + 27, 1);
-  p.put8(kByteClass + 186, 0x05);
-  p.putBytes(kName, std::string("Byte[]\0", 7));
+  test::putMonoByteArrayTypes(p, kMonoTypes);
 }
 
-/// A LOSObject {next, size, cardtable} followed by a byte[] {vtable, sync, bounds, u32 length}.
 void putLosArray(FakeProcess &p, uint64_t header, uint64_t next, uint32_t length) {
-  p.put64(header, next);
-  p.put64(header + 8, (32 + uint64_t(length) + 7) & ~uint64_t(7));
-  p.put64(header + 24, kVTable | 2); // a GC tag bit set
-  p.put32(header + 48, length);
+  test::putMonoLosArray(p, header, next, length, kVTable);
 }
 
 TEST_CASE("mono walker reads LOS sections, own mappings, the free-chunk map and the list") {
