@@ -200,7 +200,8 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
   progress(phase, total_bytes, total_bytes);
 }
 
-/// Captured bytes in heap and anonymous regions: what heap walkers and the region scan cover.
+} // namespace
+
 uint64_t walkableBytes(const AddressSpace &memory) {
   uint64_t total = 0;
   for (const MemoryRange &m : memory.snapshot().memory) {
@@ -210,8 +211,6 @@ uint64_t walkableBytes(const AddressSpace &memory) {
   }
   return total;
 }
-
-} // namespace
 
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer) {
   uint64_t start = buffer.payloadAddress();

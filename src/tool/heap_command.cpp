@@ -22,6 +22,7 @@ struct HeapArgs {
   RawFilters filters;
   std::vector<std::string> walkers;
   bool json = false;
+  bool quiet = false;
 };
 
 // What `heap` lists per allocation: compact, since a heap may hold millions.
@@ -43,6 +44,8 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
   if (!snapshot)
     return fileError(args.dump, snapshot.takeError());
   AddressSpace memory(**snapshot);
+  Progress progress(!args.quiet && stderrIsTerminal());
+  const uint64_t walkable = walkableBytes(memory);
 
   Diagnostics diags;
   std::vector<HeapWalkResult> results;
@@ -55,9 +58,15 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     if (!walker->detect(memory))
       continue;
     auto index = static_cast<uint16_t>(names.size());
+    const std::string phase = ("walking " + walker->name() + " heaps").str();
+    progress.update(phase, 0, walkable);
+    uint64_t seen = 0, seen_bytes = 0;
     auto result = walker->walk(
         memory,
         [&](const Allocation &a) {
+          seen_bytes += a.chunk_size;
+          if ((++seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
+            progress.update(phase, std::min(seen_bytes, walkable), walkable);
           if (a.size < filters.min_size || a.size > filters.max_size)
             return;
           if (filters.state && *filters.state != a.state)
@@ -72,6 +81,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     names.push_back(walker->name().str());
     results.push_back(std::move(*result));
   }
+  progress.finish();
   auto by_address = [](const Row &a, const Row &b) { return a.address < b.address; };
   if (!std::is_sorted(rows.begin(), rows.end(), by_address)) // one walker emits in order
     std::sort(rows.begin(), rows.end(), by_address);
@@ -188,6 +198,7 @@ void addHeapCommand(CLI::App &app, Runner &runner) {
       ->capture_default_str();
   cmd->add_option("--walker", args->walkers, "Only this heap walker (repeatable)");
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
   cmd->callback([&runner, args] { runner = [args] { return runHeap(*args); }; });
 }
 

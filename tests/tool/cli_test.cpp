@@ -95,3 +95,31 @@ TEST_CASE("usage errors exit with code 2, --help with 0") {
   CHECK(bad_kind.exit_code == 2);
   CHECK(bad_kind.err.find("unknown kind 'jpg'") != std::string::npos);
 }
+
+TEST_CASE("progress goes to stderr on a terminal only, and --quiet silences it") {
+  if (runCommand("command -v script > /dev/null").exit_code != 0) {
+    WARN("SKIPPED: no script(1) to give the tool a terminal");
+    return;
+  }
+  std::string core = unpackedFixture("cores/story.core.xz");
+  // script(1) runs the command on a pseudo-terminal and copies what it draws to our stdout;
+  // the tool's stdout goes to /dev/null, so only stderr is seen.
+  auto onTerminal = [&](const std::string &args) {
+    CommandResult r = runCommand("script -qec \"'" + toolPath() + "' " + args + " '" + core +
+                                 "' > /dev/null\" /dev/null");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  };
+  for (const char *command : {"heap", "analyze"}) {
+    INFO(command);
+    const std::string drawn = onTerminal(command);
+    CHECK(drawn.find("dumpsift: walking glibc heaps") != std::string::npos);
+    CHECK(drawn.find("\r\033[K") != std::string::npos); // the line is cleared when done
+    CHECK(onTerminal(std::string(command) + " --quiet").empty());
+    // Not a terminal: nothing on stderr.
+    CommandResult piped = runDumpsift(std::string(command) + " '" + core + "' > /dev/null");
+    CHECK(piped.exit_code == 0);
+    CHECK(piped.err.empty());
+  }
+}

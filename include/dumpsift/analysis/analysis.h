@@ -96,6 +96,10 @@ Analysis analyze(
 /// The payload bytes of `buffer` that the dump holds (zero-copy; may be shorter than its size).
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer);
 
+/// Captured bytes in heap and anonymous regions: what heap walkers and the region scan cover (the
+/// total that progress counts a walk against).
+uint64_t walkableBytes(const AddressSpace &memory);
+
 /// Name of the walker or "region-scan" for a buffer.
 llvm::StringRef bufferSource(const Analysis &analysis, const Buffer &buffer);
 
