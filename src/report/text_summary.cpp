@@ -177,8 +177,15 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
          << " bytes hold " << humanBytes(g.total_bytes) << ": " << describeKinds(analysis, g);
     notes.push_back(line.str());
   }
+  // Findings come largest first: the top ones, then one line for the rest (their bytes overlap,
+  // so they are not added up).
+  size_t findings_shown = 0;
   for (const Finding &f : analysis.findings)
-    notes.push_back(f.explanation);
+    if (findings_shown++ < opts.top)
+      notes.push_back(f.explanation);
+  if (analysis.findings.size() > opts.top)
+    notes.push_back("and " + withCommas(analysis.findings.size() - opts.top) +
+                    " more findings in the JSON report (--report; --top N shows more here)");
   size_t warnings = snapshot.diagnostics.warnings().size() + analysis.diagnostics.warnings().size();
   if (warnings)
     notes.push_back(std::to_string(warnings) +

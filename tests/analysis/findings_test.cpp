@@ -640,6 +640,19 @@ TEST_CASE("findings name the waste in a live process (waste fixture)") {
     CHECK(summary.find("  - 128 buffers of 72,008 bytes all hold json (8.8 MiB): likely one code "
                        "path allocating a buffer per request, or a pool holding them\n") !=
           std::string::npos);
+
+    // --top 2: the two largest findings, then one line counts the rest.
+    REQUIRE(all.size() > 3);
+    std::ostringstream top2;
+    writeSummaryText(**snap, analysis, TextOptions{2}, top2);
+    const std::string short_summary = top2.str();
+    INFO(short_summary);
+    CHECK(short_summary.find("  - " + all[0].explanation + "\n") != std::string::npos);
+    CHECK(short_summary.find("  - " + all[1].explanation + "\n") != std::string::npos);
+    if (all[2].explanation != all[0].explanation && all[2].explanation != all[1].explanation)
+      CHECK(short_summary.find(all[2].explanation) == std::string::npos);
+    CHECK(short_summary.find("  - and " + std::to_string(all.size() - 2) +
+                             " more findings in the JSON report") != std::string::npos);
   }
 
   // With the default --min-size, the same chain is seen from 64 KiB up.

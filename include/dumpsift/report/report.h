@@ -37,7 +37,7 @@ void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
 Json extractedJson(const Extraction &extraction);
 
 struct TextOptions {
-  size_t top = 10; // rows of the group table
+  size_t top = 10; // rows of the group table, and findings under "notable:"
 };
 
 /// The summary: the dump in one line, the largest groups, and one line per notable thing.
