@@ -2,6 +2,7 @@
 
 #include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
+#include "parallel.h"
 #include "region_scan.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -30,13 +31,6 @@ bool passesSizeAndState(const AnalyzeOptions &options, const Allocation &a) {
 bool passesKind(const AnalyzeOptions &options, const Buffer &b) {
   return options.kinds.empty() || std::find(options.kinds.begin(), options.kinds.end(),
                                             b.content.kind) != options.kinds.end();
-}
-
-unsigned threadCount(const AnalyzeOptions &options) {
-  if (options.threads)
-    return options.threads;
-  unsigned n = std::thread::hardware_concurrency();
-  return n ? n : 1;
 }
 
 /// Bytes of address space released at once behind the sniffed buffers: each madvise call makes
@@ -150,9 +144,8 @@ void sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i
     b.content_end = contentEnd(payload);
 }
 
-/// Sniffs and hashes every buffer on `threads` threads. The threads take buffers one at a time
-/// in address order (so the dump is read front to back, and one huge buffer does not hold up a
-/// slice behind it); the calling thread reports progress in payload bytes until all are done.
+/// Sniffs and hashes every buffer on `threads` threads (0: one per core), in address order (so
+/// the dump is read front to back); progress counts payload bytes.
 void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned threads,
               ProgressFn progress) {
   uint64_t total_bytes = 0;
@@ -162,41 +155,15 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
   progress(phase, 0, total_bytes);
   SniffCache cache(buffers);
   ReleaseFrontier release(memory, buffers);
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(buffers.size())));
-  if (threads <= 1) {
-    uint64_t done = 0;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      sniffOne(memory, buffers, i, cache);
-      release.finished(i);
-      done += buffers[i].payloadSize();
-      progress(phase, done, total_bytes);
-    }
-    return;
-  }
-  std::atomic<size_t> next{0};
   std::atomic<uint64_t> done_bytes{0};
-  std::mutex mutex;
-  std::condition_variable all_done;
-  unsigned running = threads;
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < buffers.size();) {
-      sniffOne(memory, buffers, i, cache);
-      release.finished(i);
-      done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    if (--running == 0)
-      all_done.notify_one();
-  };
-  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
-  for (unsigned t = 0; t < threads; ++t)
-    pool.async(worker);
-  {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (!all_done.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; }))
-      progress(phase, done_bytes.load(std::memory_order_relaxed), total_bytes);
-  }
-  pool.wait();
+  detail::parallelFor(
+      buffers.size(), threads,
+      [&](size_t i) {
+        sniffOne(memory, buffers, i, cache);
+        release.finished(i);
+        done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
+      },
+      [&] { progress(phase, done_bytes.load(std::memory_order_relaxed), total_bytes); });
   progress(phase, total_bytes, total_bytes);
 }
 
@@ -210,6 +177,38 @@ uint64_t walkableBytes(const AddressSpace &memory) {
       total += m.bytes.size();
   }
   return total;
+}
+
+std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
+                                      const std::vector<std::string> &only, HeapVisitor visit,
+                                      Diagnostics &diags, ProgressFn progress) {
+  std::vector<HeapWalkResult> results;
+  const uint64_t walkable = walkableBytes(memory);
+  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), walker->name()) == only.end())
+      continue;
+    if (!walker->detect(memory))
+      continue;
+    const std::string phase = ("walking " + walker->name() + " heaps").str();
+    progress(phase, 0, walkable);
+    const auto index = static_cast<uint16_t>(results.size());
+    uint64_t seen = 0, seen_bytes = 0;
+    auto result = walker->walk(
+        memory,
+        [&](const Allocation &a) {
+          seen_bytes += a.chunk_size;
+          if ((++seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
+            progress(phase, std::min(seen_bytes, walkable), walkable);
+          visit(index, a);
+        },
+        diags);
+    if (!result) {
+      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
+      continue;
+    }
+    results.push_back(std::move(*result));
+  }
+  return results;
 }
 
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer) {
@@ -281,40 +280,18 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   analysis.options = options;
 
   // 1. Walk every heap the walkers know; keep allocations that pass the size and state filters.
-  //    Progress counts the bytes of the chunks walked against the heap and anonymous bytes.
-  const uint64_t walkable = walkableBytes(memory);
-  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!options.walkers.empty() && std::find(options.walkers.begin(), options.walkers.end(),
-                                              walker->name()) == options.walkers.end())
-      continue;
-    if (!walker->detect(memory))
-      continue;
-    const std::string phase = ("walking " + walker->name() + " heaps").str();
-    progress(phase, 0, walkable);
-    auto source = static_cast<uint16_t>(analysis.heaps.size());
-    uint64_t seen = 0, seen_bytes = 0;
-    auto result = walker->walk(
-        memory,
-        [&](const Allocation &a) {
-          ++seen;
-          seen_bytes += a.chunk_size;
-          if ((seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
-            progress(phase, std::min(seen_bytes, walkable), walkable);
-          if (passesSizeAndState(options, a)) {
-            Buffer b;
-            b.allocation = a;
-            b.source = source;
-            analysis.buffers.push_back(std::move(b));
-          }
-        },
-        analysis.diagnostics);
-    analysis.allocations_seen += seen;
-    if (!result) {
-      analysis.diagnostics.warn(walker->name().str(), llvm::toString(result.takeError()));
-      continue;
-    }
-    analysis.heaps.push_back(std::move(*result));
-  }
+  analysis.heaps = walkHeaps(
+      memory, options.walkers,
+      [&](uint16_t heap, const Allocation &a) {
+        ++analysis.allocations_seen;
+        if (passesSizeAndState(options, a)) {
+          Buffer b;
+          b.allocation = a;
+          b.source = heap;
+          analysis.buffers.push_back(std::move(b));
+        }
+      },
+      analysis.diagnostics, progress);
 
   // 2. Memory no walker claims: find content by signature.
   analysis.unclaimed = unclaimedMemory(memory, analysis.heaps);
@@ -329,7 +306,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   std::sort(analysis.buffers.begin(), analysis.buffers.end(), [](const Buffer &a, const Buffer &b) {
     return a.allocation.address < b.allocation.address;
   });
-  sniffAll(memory, analysis.buffers, threadCount(options), progress);
+  sniffAll(memory, analysis.buffers, options.threads, progress);
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 

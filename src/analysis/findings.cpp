@@ -8,17 +8,15 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
+#include "parallel.h"
 
-#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <thread>
 #include <tuple>
 
 namespace dumpsift {
@@ -163,27 +161,6 @@ std::vector<uint64_t> addressesOf(const Context &ctx, const std::vector<size_t> 
 // duplicates
 // ---------------------------------------------------------------------------------------------
 
-/// Runs work(i) for every i in [0, n) on up to `threads` threads (0: one per core); the calls
-/// take indices in order from a shared counter. Returns when all are done.
-template <typename Work> void parallelFor(size_t n, unsigned threads, Work work) {
-  if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, n));
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i)
-      work(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
-  for (unsigned t = 0; t < threads; ++t)
-    pool.async([&] {
-      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;)
-        work(i);
-    });
-  pool.wait();
-}
-
 /// The payload address standing for buffer `i`'s bytes: that of the buffer the analysis found
 /// identical to it (Buffer::identical_to), else its own.
 uint64_t identityRoot(const Context &ctx, size_t i) {
@@ -231,8 +208,9 @@ std::vector<std::vector<size_t>> findDuplicates(Context &ctx) {
     if (members.size() >= 2)
       candidates.push_back(&members);
   std::vector<std::vector<std::vector<size_t>>> classes(candidates.size());
-  parallelFor(candidates.size(), ctx.analysis.options.threads,
-              [&](size_t g) { classes[g] = identicalClasses(ctx, *candidates[g]); });
+  detail::parallelFor(
+      candidates.size(), ctx.analysis.options.threads,
+      [&](size_t g) { classes[g] = identicalClasses(ctx, *candidates[g]); }, [] {});
 
   std::vector<std::vector<size_t>> sets;
   for (std::vector<std::vector<size_t>> &group : classes) {

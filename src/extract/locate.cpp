@@ -30,24 +30,16 @@ Buffer finish(const AddressSpace &memory, Buffer buffer) {
 llvm::Expected<Buffer> locateBuffer(const AddressSpace &memory, uint64_t address,
                                     Diagnostics &diags) {
   std::optional<Buffer> best;
-  uint16_t source = 0;
-  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!walker->detect(memory))
-      continue;
-    auto result = walker->walk(
-        memory,
-        [&](const Allocation &a) {
-          if (holds(a, address) && (!best || a.size < best->allocation.size)) {
-            best.emplace();
-            best->allocation = a;
-            best->source = source;
-          }
-        },
-        diags);
-    if (!result)
-      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
-    ++source;
-  }
+  walkHeaps(
+      memory, {},
+      [&](uint16_t heap, const Allocation &a) {
+        if (holds(a, address) && (!best || a.size < best->allocation.size)) {
+          best.emplace();
+          best->allocation = a;
+          best->source = heap;
+        }
+      },
+      diags);
   if (best)
     return finish(memory, std::move(*best));
 

@@ -26,28 +26,6 @@ Json optionsJson(const AnalyzeOptions &o) {
   return j;
 }
 
-Json heapJson(const HeapWalkResult &h) {
-  Json j;
-  j["walker"] = h.walker;
-  Json facts = Json::object();
-  for (const auto &[key, value] : h.facts)
-    facts[key] = value;
-  j["facts"] = std::move(facts);
-  j["stats"] =
-      Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
-           {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
-           {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
-  Json areas = Json::array();
-  for (const HeapArea &a : h.areas) {
-    Json aj{{"kind", a.kind}, {"start", hexAddress(a.start)}, {"size", a.size}};
-    if (a.arena)
-      aj["arena"] = hexAddress(a.arena);
-    areas.push_back(std::move(aj));
-  }
-  j["areas"] = std::move(areas);
-  return j;
-}
-
 Json groupJson(const Analysis &analysis, const SizeGroup &g) {
   Json j;
   j["size"] = g.size;
@@ -78,6 +56,28 @@ Json groupJson(const Analysis &analysis, const SizeGroup &g) {
 }
 
 } // namespace
+
+Json heapJson(const HeapWalkResult &h) {
+  Json j;
+  j["walker"] = h.walker;
+  Json facts = Json::object();
+  for (const auto &[key, value] : h.facts)
+    facts[key] = value;
+  j["facts"] = std::move(facts);
+  j["stats"] =
+      Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
+           {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
+           {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
+  Json areas = Json::array();
+  for (const HeapArea &a : h.areas) {
+    Json aj{{"kind", a.kind}, {"start", hexAddress(a.start)}, {"size", a.size}};
+    if (a.arena)
+      aj["arena"] = hexAddress(a.arena);
+    areas.push_back(std::move(aj));
+  }
+  j["areas"] = std::move(areas);
+  return j;
+}
 
 Json detailsJson(const Details &details) {
   Json j = Json::object();
@@ -225,7 +225,7 @@ void writeIndented(llvm::raw_ostream &out, llvm::StringRef text, unsigned indent
   for (;;) {
     auto [line, rest] = text.split('\n');
     out << line;
-    if (rest.data() == nullptr || line.size() == text.size())
+    if (line.size() == text.size()) // no newline left
       return;
     out << '\n';
     out.indent(indent);

@@ -179,10 +179,8 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   }
   // Findings come largest first: the top ones, then one line for the rest (their bytes overlap,
   // so they are not added up).
-  size_t findings_shown = 0;
-  for (const Finding &f : analysis.findings)
-    if (findings_shown++ < opts.top)
-      notes.push_back(f.explanation);
+  for (size_t i = 0; i < analysis.findings.size() && i < opts.top; ++i)
+    notes.push_back(analysis.findings[i].explanation);
   if (analysis.findings.size() > opts.top)
     notes.push_back("and " + withCommas(analysis.findings.size() - opts.top) +
                     " more findings in the JSON report (--report; --top N shows more here)");

@@ -45,42 +45,19 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     return fileError(args.dump, snapshot.takeError());
   AddressSpace memory(**snapshot);
   Progress progress(!args.quiet && stderrIsTerminal());
-  const uint64_t walkable = walkableBytes(memory);
 
   Diagnostics diags;
-  std::vector<HeapWalkResult> results;
   std::vector<Row> rows;
-  std::vector<std::string> names;
-  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!args.walkers.empty() &&
-        std::find(args.walkers.begin(), args.walkers.end(), walker->name()) == args.walkers.end())
-      continue;
-    if (!walker->detect(memory))
-      continue;
-    auto index = static_cast<uint16_t>(names.size());
-    const std::string phase = ("walking " + walker->name() + " heaps").str();
-    progress.update(phase, 0, walkable);
-    uint64_t seen = 0, seen_bytes = 0;
-    auto result = walker->walk(
-        memory,
-        [&](const Allocation &a) {
-          seen_bytes += a.chunk_size;
-          if ((++seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
-            progress.update(phase, std::min(seen_bytes, walkable), walkable);
-          if (a.size < filters.min_size || a.size > filters.max_size)
-            return;
-          if (filters.state && *filters.state != a.state)
-            return;
-          rows.push_back({a.address, a.size, a.chunk_address, a.arena, index, a.state, a.mmapped});
-        },
-        diags);
-    if (!result) {
-      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
-      continue;
-    }
-    names.push_back(walker->name().str());
-    results.push_back(std::move(*result));
-  }
+  std::vector<HeapWalkResult> results = walkHeaps(
+      memory, args.walkers,
+      [&](uint16_t heap, const Allocation &a) {
+        if (a.size < filters.min_size || a.size > filters.max_size)
+          return;
+        if (filters.state && *filters.state != a.state)
+          return;
+        rows.push_back({a.address, a.size, a.chunk_address, a.arena, heap, a.state, a.mmapped});
+      },
+      diags, [&](llvm::StringRef phase, uint64_t d, uint64_t t) { progress.update(phase, d, t); });
   progress.finish();
   auto by_address = [](const Row &a, const Row &b) { return a.address < b.address; };
   if (!std::is_sorted(rows.begin(), rows.end(), by_address)) // one walker emits in order
@@ -92,25 +69,8 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
     head["schema_version"] = kReportSchemaVersion;
     head["dump"] = dumpSummaryJson(**snapshot);
     Json heaps = Json::array();
-    for (const HeapWalkResult &h : results) {
-      Json hj{{"walker", h.walker}};
-      Json facts = Json::object();
-      for (const auto &[k, v] : h.facts)
-        facts[k] = v;
-      hj["facts"] = std::move(facts);
-      hj["stats"] =
-          Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
-               {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},
-               {"unknown_count", h.stats.unknown_count}, {"unknown_bytes", h.stats.unknown_bytes}};
-      Json areas = Json::array();
-      for (const HeapArea &a : h.areas)
-        areas.push_back(Json{{"kind", a.kind},
-                             {"start", hexAddress(a.start)},
-                             {"size", a.size},
-                             {"arena", hexAddress(a.arena)}});
-      hj["areas"] = std::move(areas);
-      heaps.push_back(std::move(hj));
-    }
+    for (const HeapWalkResult &h : results)
+      heaps.push_back(heapJson(h));
     head["heaps"] = std::move(heaps);
     Json diag = diagnosticsJson((*snapshot)->diagnostics);
     for (Json &d : diagnosticsJson(diags))
@@ -132,7 +92,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
       out << "\", \"state\": \"" << stateName(r.state)
           << "\", \"mmapped\": " << (r.mmapped ? "true" : "false") << ", \"arena\": \"";
       hex(r.arena);
-      out << "\", \"walker\": \"" << names[r.walker] << "\"}";
+      out << "\", \"walker\": \"" << results[r.walker].walker << "\"}";
     }
     out.flush();
     std::cout << (rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
@@ -178,7 +138,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
         << llvm::left_justify(stateName(r.state), 7) << ' '
         << llvm::left_justify(r.mmapped ? "yes" : "no", 7) << ' ';
     hexColumn(r.arena);
-    out << ' ' << names[r.walker] << '\n';
+    out << ' ' << results[r.walker].walker << '\n';
   }
   out.flush();
   return kExitOk;

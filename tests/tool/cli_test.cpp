@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 using namespace dumpsift::test;
 namespace fs = std::filesystem;
@@ -122,4 +124,35 @@ TEST_CASE("progress goes to stderr on a terminal only, and --quiet silences it")
     CHECK(piped.exit_code == 0);
     CHECK(piped.err.empty());
   }
+}
+
+TEST_CASE("heap --json on the story core lists every planted buffer at its address and size") {
+  std::string core = unpackedFixture("cores/story.core.xz");
+  CommandResult r = runDumpsift("heap --json --min-size 4096 '" + core + "'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json heap = nlohmann::json::parse(r.out);
+  REQUIRE(heap["heaps"].size() == 1);
+  CHECK(heap["heaps"][0]["walker"] == "glibc");
+  for (const auto &area : heap["heaps"][0]["areas"]) // mmapped chunks belong to no arena
+    CHECK((area["kind"] == "mmapped") != area.contains("arena"));
+  std::map<std::string, nlohmann::json> by_address;
+  for (const auto &a : heap["allocations"])
+    by_address[a["address"].get<std::string>()] = a;
+
+  std::ifstream manifest(sourceDir() + "/fixtures/cores/story.manifest.jsonl");
+  size_t planted = 0;
+  for (std::string line; std::getline(manifest, line);) {
+    if (line.empty())
+      continue;
+    nlohmann::json m = nlohmann::json::parse(line);
+    INFO(line);
+    auto it = by_address.find(m["address"].get<std::string>());
+    REQUIRE(it != by_address.end());
+    CHECK(it->second["size"] == m["usable_size"]);
+    CHECK(it->second["state"] == "used");
+    CHECK(it->second["walker"] == "glibc");
+    ++planted;
+  }
+  CHECK(planted > 20);
 }

@@ -100,6 +100,18 @@ llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer
 /// total that progress counts a walk against).
 uint64_t walkableBytes(const AddressSpace &memory);
 
+/// Receives each allocation a walker reports, with the index of that walker's result in the list
+/// walkHeaps returns.
+using HeapVisitor = llvm::function_ref<void(uint16_t heap, const Allocation &)>;
+
+/// Runs every registered heap walker whose detect says yes (only those named in `only`, when it
+/// is not empty) and returns their results in registry order. A walker that fails (having
+/// reported nothing: see HeapWalker::walk) is a warning in `diags` and has no result. Progress:
+/// "walking NAME heaps", the bytes of the chunks walked against walkableBytes(memory).
+std::vector<HeapWalkResult> walkHeaps(
+    const AddressSpace &memory, const std::vector<std::string> &only, HeapVisitor visit,
+    Diagnostics &diags, ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+
 /// Name of the walker or "region-scan" for a buffer.
 llvm::StringRef bufferSource(const Analysis &analysis, const Buffer &buffer);
 

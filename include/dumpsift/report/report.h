@@ -15,6 +15,9 @@ namespace dumpsift {
 /// Bumped whenever a field changes meaning or disappears (adding fields does not bump it).
 inline constexpr int kReportSchemaVersion = 1;
 
+/// One walker's heaps as they appear in the report's `heaps` array (and in `heap --json`).
+Json heapJson(const HeapWalkResult &heap);
+
 /// A content's details as JSON (bool, numbers, strings, arrays of numbers).
 Json detailsJson(const Details &details);
 
