@@ -1,5 +1,5 @@
 #!/bin/sh
-# Times the glibc heap walker on a core holding 1,000,000 live small allocations.
+# Times a heap walker on a core holding 1,000,000 live small allocations.
 #
 # Usage: bench/heap_million.sh [BUILD_DIR]   (default ./build; run from the repository root)
 # Builds dumpsift and fixtures/programs/million_allocs.c, runs the program, dumps it with gcore
@@ -7,7 +7,12 @@
 #   - `dumpsift heap CORE --min-size 0`   end to end: open, walk, sort, print 1M lines
 #   - `dumpsift heap CORE --min-size 1G`  the same walk with nothing listed (walk cost)
 #   - `gdb -batch -ex 'info proc mappings' -c CORE`, as a reference for just opening the core
-# and prints chunks per second (the chunk count is the walker's `chunks` fact).
+# and prints chunks per second (the chunk count is the walker's `chunks` fact where it has one,
+# else the number of allocations `heap --min-size 0` lists).
+# Other allocators than glibc's:
+#   DUMPSIFT_BENCH_PRELOAD=LIB     runs the program with LD_PRELOAD=LIB (jemalloc, tcmalloc, ...)
+#   DUMPSIFT_BENCH_PROGRAM=PATH    runs PATH instead (a build of million_allocs.c for another
+#                                  allocator, e.g. musl-gcc -static); it must behave the same
 # Needs gdb (gcore) and permission to ptrace a child (yama ptrace_scope 0, or root).
 set -eu
 
@@ -17,7 +22,7 @@ cmake --build "$build" --target dumpsift fixture_million_allocs >"$log" 2>&1 ||
   { cat "$log" >&2; rm -f "$log"; exit 1; }
 rm -f "$log"
 tool=$build/dumpsift
-prog=$build/fixtures/million_allocs
+prog=${DUMPSIFT_BENCH_PROGRAM:-$build/fixtures/million_allocs}
 
 work=$(mktemp -d /tmp/heap_million.XXXXXX)
 pid=
@@ -27,7 +32,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$prog" >"$work/stdout" &
+if [ -n "${DUMPSIFT_BENCH_PRELOAD:-}" ]; then
+  LD_PRELOAD=$DUMPSIFT_BENCH_PRELOAD "$prog" >"$work/stdout" &
+else
+  "$prog" >"$work/stdout" &
+fi
 pid=$!
 tries=0
 until grep -qx READY "$work/stdout" 2>/dev/null; do
@@ -63,11 +72,12 @@ best_of() {
 "$tool" heap "$core" --min-size 0 >"$work/heap.txt"
 chunks=$(grep -o ' chunks=[0-9]*' "$work/heap.txt" | head -1 | cut -d= -f2)
 listed=$(awk '/allocations of at least/ {print $1}' "$work/heap.txt")
+[ -n "$chunks" ] || chunks=$(echo "$listed" | tr -d ,)
 full=$(best_of "$tool" heap "$core" --min-size 0)
 walk=$(best_of "$tool" heap "$core" --min-size 1G)
 gdbref=$(best_of gdb -batch -ex 'info proc mappings' -c "$core")
 
-echo "core: $(wc -c <"$core") bytes; glibc chunks walked: $chunks; allocations listed: $listed"
+echo "core: $(wc -c <"$core") bytes; chunks walked: $chunks; allocations listed: $listed"
 report() {
   echo "$2 $chunks" | awk -v what="$1" '{printf "%-28s wall %.3f s, cpu %.3f s  (%.1f M chunks/s by cpu, %.1f by wall)\n", what, $1, $2, $3 / $2 / 1e6, $3 / $1 / 1e6}'
 }

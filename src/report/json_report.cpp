@@ -64,6 +64,8 @@ Json heapJson(const HeapWalkResult &h) {
   for (const auto &[key, value] : h.facts)
     facts[key] = value;
   j["facts"] = std::move(facts);
+  if (h.size_classes)
+    j["size_classes"] = true;
   j["stats"] =
       Json{{"used_count", h.stats.used_count},       {"used_bytes", h.stats.used_bytes},
            {"free_count", h.stats.free_count},       {"free_bytes", h.stats.free_bytes},

@@ -70,8 +70,22 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
   return out;
 }
 
+/// The heap whose walker made the group's buffers, when that walker's sizes are size classes;
+/// nullptr otherwise.
+const HeapWalkResult *sizeClassHeap(const Analysis &analysis, const SizeGroup &g) {
+  if (g.members.empty())
+    return nullptr;
+  const Buffer &first = analysis.buffers[g.members.front()];
+  if (first.source >= analysis.heaps.size() || !analysis.heaps[first.source].size_classes)
+    return nullptr;
+  return &analysis.heaps[first.source];
+}
+
+/// "135,152", "131,096 byte[] len 131,072", "jemalloc size class 163,840".
 std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
   std::string label = withCommas(g.size);
+  if (const HeapWalkResult *heap = sizeClassHeap(analysis, g))
+    return heap->walker + " size class " + label;
   if (!g.members.empty()) {
     const Allocation &a = analysis.buffers[g.members.front()].allocation;
     if (a.managed)
@@ -173,8 +187,11 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
     if (g.count < 2)
       continue;
     std::ostringstream line;
-    line << g.count << " " << g.allocator << " buffers of " << sizeLabel(analysis, g)
-         << " bytes hold " << humanBytes(g.total_bytes) << ": " << describeKinds(analysis, g);
+    if (sizeClassHeap(analysis, g))
+      line << g.count << " buffers of " << sizeLabel(analysis, g);
+    else
+      line << g.count << " " << g.allocator << " buffers of " << sizeLabel(analysis, g) << " bytes";
+    line << " hold " << humanBytes(g.total_bytes) << ": " << describeKinds(analysis, g);
     notes.push_back(line.str());
   }
   // Findings come largest first: the top ones, then one line for the rest (their bytes overlap,

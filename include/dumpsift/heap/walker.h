@@ -71,6 +71,10 @@ struct HeapWalkResult {
   std::vector<std::pair<std::string, std::string>> facts;
   std::vector<HeapArea> areas; // sorted by start
   HeapStats stats;
+  /// True when every allocation's size is one of the allocator's size classes (jemalloc,
+  /// tcmalloc, mimalloc, musl, Go), so that a size group is a size class: the summary names it
+  /// "jemalloc size class 163,840".
+  bool size_classes = false;
 };
 
 /// Called once per allocation, in address order within each area.
