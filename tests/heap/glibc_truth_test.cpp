@@ -4,10 +4,10 @@
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "support/heap_walk.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,76 +18,13 @@ using namespace dumpsift::test;
 namespace {
 
 /// One walk of a whole snapshot by the registered glibc walker.
-struct Walked {
-  std::vector<Allocation> allocations; // in report order
-  std::map<uint64_t, size_t> by_address;
-  HeapWalkResult result;
-  std::vector<Diagnostic> warnings;
-  std::string error;
-  double seconds = 0;
-
-  const Allocation *at(uint64_t address) const {
-    auto it = by_address.find(address);
-    return it == by_address.end() ? nullptr : &allocations[it->second];
-  }
-  std::string fact(const std::string &key) const {
-    for (const auto &[k, v] : result.facts)
-      if (k == key)
-        return v;
-    return "";
-  }
-  bool warned(const std::string &text) const {
-    for (const Diagnostic &d : warnings)
-      if ((d.where + ": " + d.message).find(text) != std::string::npos)
-        return true;
-    return false;
-  }
-};
-
-const HeapWalker &glibcWalker() {
-  for (const auto &w : heapWalkers())
-    if (w->name() == "glibc")
-      return *w;
-  FAIL("no glibc walker in the registry");
-  return *heapWalkers().front();
-}
-
-Walked walk(const Snapshot &snap) {
-  AddressSpace memory(snap);
-  Diagnostics diags;
-  Walked w;
-  REQUIRE(glibcWalker().detect(memory));
-  auto t0 = std::chrono::steady_clock::now();
-  auto result = glibcWalker().walk(
-      memory,
-      [&](const Allocation &a) {
-        w.by_address[a.address] = w.allocations.size();
-        w.allocations.push_back(a);
-      },
-      diags);
-  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!result)
-    w.error = llvm::toString(result.takeError());
-  else
-    w.result = std::move(*result);
-  w.warnings = diags.warnings();
-  return w;
-}
-
-std::unique_ptr<Snapshot> open(const std::string &path) {
-  auto snap = openDump(path);
-  if (!snap)
-    FAIL("cannot open " << path << ": " << llvm::toString(snap.takeError()));
-  return std::move(*snap);
-}
-
-uint64_t addressOf(const nlohmann::json &entry) {
-  return *parseHexAddress(entry.at("address").get<std::string>());
+WalkedHeap walk(const Snapshot &snap) {
+  return walkHeap(snap, "glibc");
 }
 
 /// Every check of the ground truth against a walk of a core of glibc_truth.
 void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json> &manifest) {
-  Walked w = walk(snap);
+  WalkedHeap w = walk(snap);
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
@@ -97,7 +34,7 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   unsigned used = 0, freed = 0;
   std::set<std::string> hows;
   for (const nlohmann::json &m : manifest) {
-    uint64_t address = addressOf(m);
+    uint64_t address = manifestAddress(m);
     uint64_t usable = m.at("usable_size").get<uint64_t>();
     std::string how = m.at("how").get<std::string>();
     hows.insert(how);
@@ -142,7 +79,7 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   for (const nlohmann::json &m : manifest) {
     if (m.at("state") != "used")
       continue;
-    uint64_t address = addressOf(m);
+    uint64_t address = manifestAddress(m);
     for (const Allocation *f : free_chunks)
       CHECK_FALSE((address >= f->chunk_address && address < f->chunk_address + f->chunk_size));
   }
@@ -168,7 +105,7 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   uint64_t thread2_arena = 0;
   for (const nlohmann::json &m : manifest)
     if (m.at("how") == "thread2")
-      thread2_arena = w.at(addressOf(m))->arena;
+      thread2_arena = w.at(manifestAddress(m))->arena;
   REQUIRE(heaps_by_arena.count(thread2_arena));
   const auto &big = heaps_by_arena[thread2_arena];
   REQUIRE(big.size() == 2);
@@ -239,21 +176,21 @@ TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
   LiveProcess proc(fixtureProgram("glibc_truth"));
   std::string core = scratchDir("glibc_truth_live") + "/core";
   proc.gcore(core);
-  auto snap = open(core);
+  auto snap = openCore(core);
   checkAgainstManifest(*snap, proc.manifest());
 }
 
 TEST_CASE("glibc walker finds every buffer of the committed glibc_truth core") {
   std::string core = unpackedFixture("cores/glibc_truth.core.xz");
-  auto snap = open(core);
+  auto snap = openCore(core);
   checkAgainstManifest(*snap,
                        readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
 }
 
 TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   std::string clean_path = unpackedFixture("cores/glibc_truth.core.xz");
-  auto clean = open(clean_path);
-  Walked before = walk(*clean);
+  auto clean = openCore(clean_path);
+  WalkedHeap before = walk(*clean);
   REQUIRE(before.error.empty());
   auto manifest = readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
   auto find = [&](const std::string &how, uint64_t min_usable) -> const nlohmann::json & {
@@ -263,11 +200,12 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
     FAIL("no manifest entry " << how);
     return manifest.front();
   };
-  const uint64_t main_victim = addressOf(find("malloc", 10000)) - 16; // a chunk of the brk heap
-  const uint64_t thread_victim = addressOf(find("thread1", 50000)) - 16;
-  const uint64_t fast = addressOf(find("free-fastbin", 0)) - 16;
-  const uint64_t thread2_last = addressOf(find("thread2", 3000));
-  const uint64_t mmapped = addressOf(find("mmapped-memalign", 0));
+  const uint64_t main_victim =
+      manifestAddress(find("malloc", 10000)) - 16; // a chunk of the brk heap
+  const uint64_t thread_victim = manifestAddress(find("thread1", 50000)) - 16;
+  const uint64_t fast = manifestAddress(find("free-fastbin", 0)) - 16;
+  const uint64_t thread2_last = manifestAddress(find("thread2", 3000));
+  const uint64_t mmapped = manifestAddress(find("mmapped-memalign", 0));
   uint64_t main_arena = 0;
   for (const auto &[k, v] : before.result.facts)
     if (k == "main_arena")
@@ -292,8 +230,8 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   bytes.clear();
   bytes.shrink_to_fit();
 
-  auto bad = open(bad_path);
-  Walked w = walk(*bad);
+  auto bad = openCore(bad_path);
+  WalkedHeap w = walk(*bad);
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
