@@ -192,58 +192,52 @@ llvm::Expected<SizeClasses> readSizeClasses(const AddressSpace &memory, const Ho
 }
 
 uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home) {
-  // A candidate is a word pointing at a captured 2 MiB array (a leaf, base_alloc'ed with cache
-  // line alignment). Its first non-empty elements must describe extents that cover the pages
-  // they stand for; that fixes which root index the word is at, hence where the root starts.
+  // A candidate is a word pointing at a leaf (base_alloc'ed with cache line alignment). Its first
+  // non-empty elements must describe extents that cover the pages they stand for; that fixes which
+  // root index the word is at, hence where the root starts.
   constexpr unsigned kElementsChecked = 16;
-  constexpr uint64_t kZeroScanBudget = 256ull << 20; // bytes of empty leaf looked through
-  uint64_t zero_scanned = 0, root = 0;
+  constexpr uint64_t kReadBudget = 256ull << 20; // bytes of candidate leaves read
+  uint64_t read = 0;
+  uint64_t root = 0;
   forEachCaptured(memory, home, [&](uint64_t start, llvm::ArrayRef<uint8_t> bytes) {
     for (uint64_t off = (8 - start % 8) % 8; !root && off + 8 <= bytes.size(); off += 8) {
       uint64_t leaf_at = read64le(bytes.data() + off);
-      if (!leaf_at || leaf_at % 64 != 0 || zero_scanned > kZeroScanBudget)
-        continue;
-      const uint8_t *leaf = memory.tryView(leaf_at, kRtreeLeafBytes);
-      if (!leaf)
+      if (!leaf_at || leaf_at % 64 != 0 || leaf_at > UINT64_MAX - kRtreeLeafBytes ||
+          !memory.rangeContaining(leaf_at) || read > kReadBudget)
         continue;
       std::optional<uint64_t> index; // the root index the leaf's elements agree on
       unsigned checked = 0;
       bool bad = false;
-      uint64_t j = 0;
-      for (; j < kRtreeEntries && checked < kElementsChecked && !bad; ++j) {
-        uint64_t edata = leafEdata(read64le(leaf + 8 * j));
+      uint64_t stopped_at = kRtreeEntries;
+      forEachWord(memory, leaf_at, kRtreeEntries, [&](uint64_t j, uint64_t bits) {
+        uint64_t edata = leafEdata(bits);
         if (!edata)
-          continue;
+          return true;
         uint64_t e_addr = 0, e_size = 0;
-        if (!readU64(memory, edata + kEdataAddr, e_addr) ||
-            !readU64(memory, edata + kEdataSizeEsn, e_size)) {
-          bad = true;
-          break;
-        }
+        bad = !readU64(memory, edata + kEdataAddr, e_addr) ||
+              !readU64(memory, edata + kEdataSizeEsn, e_size);
         uint64_t base = e_addr & ~(kPage - 1), size = e_size & ~(kPage - 1);
-        if (size == 0 || base + size < base) {
-          bad = true;
-          break;
-        }
+        bad = bad || size == 0 || base + size < base;
         // The page is (index << 30) | (j << 12) for the index of the GiB that holds it.
         std::optional<uint64_t> fits;
         for (uint64_t gib : {base >> kRootShift, (base + size - 1) >> kRootShift}) {
           uint64_t page = (gib << kRootShift) | (j << kLeafShift);
-          if (gib < kRtreeEntries && page >= base && page < base + size)
+          if (!bad && gib < kRtreeEntries && page >= base && page < base + size)
             fits = gib;
         }
-        if (!fits || (index && *index != *fits))
-          bad = true;
+        bad = bad || !fits || (index && *index != *fits);
         index = fits;
-        ++checked;
-      }
-      zero_scanned += 8 * j;
-      if (bad || !index)
+        if (!bad && ++checked < kElementsChecked)
+          return true;
+        stopped_at = j + 1;
+        return false;
+      });
+      read += 8 * stopped_at;
+      if (bad || !index || start + off < 8 * *index)
         continue;
       uint64_t candidate = start + off - 8 * *index;
-      if (candidate < start || !memory.tryView(candidate, kRtreeEntries * 8))
-        continue;
-      root = candidate;
+      if (candidate >= start) // the root starts in the same captured piece of the home's data
+        root = candidate;
     }
   });
   return root;
@@ -265,8 +259,9 @@ Arenas findArenas(const AddressSpace &memory, const Home &home) {
       unsigned count = 0, last = 0;
       bool ok = true;
       for (unsigned k = 0; k < kArenaLimit && ok; ++k) {
-        ok = readU64(memory, at + 8 * k, by_index[k]);
-        if (!ok || !by_index[k])
+        if (!readU64(memory, at + 8 * k, by_index[k]))
+          break; // the rest of the array is not in the dump
+        if (!by_index[k])
           continue;
         ok = isArena(memory, by_index[k], k);
         ++count;

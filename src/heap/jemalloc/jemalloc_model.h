@@ -7,12 +7,52 @@
 #include "dumpsift/support/diagnostics.h"
 #include "jemalloc_layout.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace dumpsift::jemalloc {
+
+/// Calls visit(index, word) for every non-zero u64 of the array of `count` words at `at` that the
+/// dump holds, in index order, until visit returns false. Returns how many of the words the dump
+/// does not hold (a mapping cut short in the core: those read as absent).
+template <typename Visit>
+uint64_t forEachWord(const AddressSpace &memory, uint64_t at, uint64_t count, Visit &&visit) {
+  const std::vector<MemoryRange> &ranges = memory.snapshot().memory;
+  const uint64_t end = at + 8 * count;
+  uint64_t missing = 0, cursor = at;
+  while (cursor < end) {
+    const MemoryRange *range = memory.rangeContaining(cursor);
+    if (!range) {
+      auto next = std::upper_bound(ranges.begin(), ranges.end(), cursor,
+                                   [](uint64_t a, const MemoryRange &m) { return a < m.start; });
+      uint64_t skip_to = next == ranges.end() ? end : std::min(end, next->start);
+      uint64_t words = (skip_to - cursor + 7) / 8;
+      missing += words;
+      cursor += 8 * words;
+      continue;
+    }
+    const uint64_t words = (std::min(end, range->end()) - cursor) / 8;
+    if (words == 0) { // a word straddling two ranges: read it alone
+      uint64_t w = 0;
+      if (!memory.tryReadU64(cursor, w))
+        ++missing;
+      else if (w && !visit((cursor - at) / 8, w))
+        return missing;
+      cursor += 8;
+      continue;
+    }
+    const uint8_t *p = range->bytes.data() + (cursor - range->start);
+    const uint64_t first = (cursor - at) / 8;
+    for (uint64_t i = 0; i < words; ++i)
+      if (uint64_t w = read64le(p + 8 * i); w && !visit(first + i, w))
+        return missing;
+    cursor += 8 * words;
+  }
+  return missing;
+}
 
 /// The module whose writable data holds jemalloc's globals: a mapped libjemalloc, or the
 /// executable itself when jemalloc is linked in statically.

@@ -6,6 +6,8 @@
 #include "dumpsift/support/hex.h"
 #include "jemalloc_model.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 namespace dumpsift {
@@ -47,18 +49,19 @@ public:
       : memory_(memory), classes_(classes), arenas_(arenas), tcaches_(tcaches), sink_(sink),
         diags_(diags), result_(result), tcaches_known_(tcaches.count > 0) {}
 
-  /// Walks one leaf: the extents whose first page lies in GiB `root_index`.
-  void walkLeaf(uint64_t root_index, const uint8_t *leaf) {
-    for (uint64_t j = 0; j < kRtreeEntries; ++j) {
-      uint64_t bits = read64le(leaf + 8 * j);
-      uint64_t edata = leafEdata(bits);
-      if (!edata)
-        continue;
-      uint64_t page = (root_index << kRootShift) | (j << kLeafShift);
-      uint64_t pages = walkExtent(page, bits, edata);
-      if (pages > 1) // every page of a slab points to its edata; skip them
-        j += std::min<uint64_t>(pages, kRtreeEntries - j) - 1;
-    }
+  /// Walks one leaf at `leaf_at`: the extents whose first page lies in GiB `root_index`. Returns
+  /// how many of its elements the dump does not hold.
+  uint64_t walkLeaf(uint64_t root_index, uint64_t leaf_at) {
+    uint64_t next = 0; // every page of a slab points to its edata: skip those met already
+    return forEachWord(memory_, leaf_at, kRtreeEntries, [&](uint64_t j, uint64_t bits) {
+      if (j < next)
+        return true;
+      if (uint64_t edata = leafEdata(bits)) {
+        uint64_t page = (root_index << kRootShift) | (j << kLeafShift);
+        next = j + walkExtent(page, bits, edata);
+      }
+      return true;
+    });
   }
 
   /// Reports what no extent claimed: thread-cached pointers outside every extent.
@@ -282,40 +285,39 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
   Tcaches tcaches = readTcaches(memory, arenas, diags);
 
   // The leaves, in address order; two root entries may not share one.
-  std::vector<std::pair<uint64_t, const uint8_t *>> leaves;
-  const uint8_t *root_words = memory.tryView(root, kRtreeEntries * 8);
-  std::vector<std::pair<uint64_t, uint64_t>> leaf_spans;
-  for (uint64_t i = 0; i < kRtreeEntries; ++i) {
-    uint64_t leaf_at = read64le(root_words + 8 * i);
-    if (!leaf_at)
-      continue;
-    const uint8_t *leaf = memory.tryView(leaf_at, kRtreeLeafBytes);
-    if (!leaf) {
-      diags.warn(hexAddress(leaf_at), "extent map leaf for " + hexAddress(i << kRootShift) +
-                                          " is not captured; that GiB is not walked");
-      continue;
-    }
-    leaf_spans.emplace_back(leaf_at, i);
+  std::vector<std::pair<uint64_t, uint64_t>> leaves; // (root index, leaf address)
+  uint64_t root_missing = forEachWord(memory, root, kRtreeEntries, [&](uint64_t i, uint64_t leaf) {
     leaves.emplace_back(i, leaf);
-  }
-  std::sort(leaf_spans.begin(), leaf_spans.end());
-  for (size_t k = 1; k < leaf_spans.size(); ++k)
-    if (leaf_spans[k].first < leaf_spans[k - 1].first + kRtreeLeafBytes) {
-      uint64_t dup = leaf_spans[k].second;
-      diags.warn(hexAddress(leaf_spans[k].first),
-                 "extent map leaf for " + hexAddress(dup << kRootShift) +
+    return true;
+  });
+  if (root_missing)
+    diags.warn(hexAddress(root), std::to_string(root_missing) +
+                                     " words of the extent map root are not in the dump; the "
+                                     "memory they map is not walked");
+  std::vector<std::pair<uint64_t, uint64_t>> by_leaf; // (leaf address, root index)
+  for (const auto &[index, leaf] : leaves)
+    by_leaf.emplace_back(leaf, index);
+  std::sort(by_leaf.begin(), by_leaf.end());
+  std::vector<uint64_t> shared; // root indexes whose leaf overlaps another's
+  for (size_t k = 1; k < by_leaf.size(); ++k)
+    if (by_leaf[k].first - by_leaf[k - 1].first < kRtreeLeafBytes) {
+      diags.warn(hexAddress(by_leaf[k].first),
+                 "extent map leaf for " + hexAddress(by_leaf[k].second << kRootShift) +
                      " overlaps another leaf; that GiB is not walked");
-      leaves.erase(std::remove_if(leaves.begin(), leaves.end(),
-                                  [&](const auto &l) { return l.first == dup; }),
-                   leaves.end());
+      shared.push_back(by_leaf[k].second);
     }
+  llvm::erase_if(leaves, [&](const auto &l) { return llvm::is_contained(shared, l.first); });
 
   HeapWalkResult result;
   result.walker = "jemalloc";
   result.size_classes = true;
   ExtentPass pass(memory, *classes, arenas, tcaches, sink, diags, result);
   for (const auto &[index, leaf] : leaves)
-    pass.walkLeaf(index, leaf);
+    if (uint64_t missing = pass.walkLeaf(index, leaf))
+      diags.warn(hexAddress(leaf), "extent map leaf for " + hexAddress(index << kRootShift) + ": " +
+                                       std::to_string(missing) +
+                                       " elements are not in the dump; their pages are not "
+                                       "walked");
   pass.finish();
   if (pass.cached_mismatches)
     diags.warn("jemalloc tcaches", std::to_string(pass.cached_mismatches) +
