@@ -1,8 +1,11 @@
-// Hand-laid process memory for the synthetic managed-heap tests and the fuzz seeds made from the
-// same shapes: regions that writes fill in, and the CoreCLR and Mono structures written field by
-// field from the layouts in docs/heap-managed.md (not from the walkers' own tables). Header-only
-// and free of Catch2, so tests/fuzz/make_seeds.cpp can use it too.
+// Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
+// shapes: regions that writes fill in (and a snapshot over them), and the CoreCLR and Mono
+// structures written field by field from the layouts in docs/heap-managed.md (not from the
+// walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
+// too.
 #pragma once
+
+#include "dumpsift/dump/snapshot.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -32,6 +35,7 @@ public:
 
   void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
   void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
+  void put16(uint64_t addr, uint16_t v) { std::memcpy(at(addr, 2), &v, 2); }
   void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
   void putBytes(uint64_t addr, llvm::StringRef s) {
     std::memcpy(at(addr, s.size()), s.data(), s.size());
@@ -65,6 +69,45 @@ private:
 
   std::map<uint64_t, Block> regions_;
   std::vector<uint64_t> added_;
+};
+
+/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written); a
+/// region with a file is an image and a module.
+class FakeProcess : public FakeMemory {
+public:
+  void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
+    FakeMemory::addRegion(start, size);
+    files_[start] = file;
+  }
+  /// Adds an auxiliary vector entry (AT_ENTRY = 9 tells the executable).
+  void addAuxv(uint64_t type, uint64_t value) { auxv_.emplace_back(type, value); }
+
+  /// The snapshot over the regions as they are now (bytes are not copied).
+  const Snapshot &snapshot() {
+    snap_ = Snapshot();
+    snap_.auxv = auxv_;
+    for (auto &[start, region] : regions()) {
+      region.bytes.resize(region.size);
+      Region r;
+      r.start = start;
+      r.size = region.size;
+      r.captured = region.size;
+      r.perms.read = r.perms.write = true;
+      auto file = files_.find(start);
+      r.backing_file = file == files_.end() ? "" : file->second;
+      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
+      snap_.regions.push_back(r);
+      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
+      if (!r.backing_file.empty())
+        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
+    }
+    return snap_;
+  }
+
+private:
+  std::map<uint64_t, std::string> files_;
+  std::vector<std::pair<uint64_t, uint64_t>> auxv_;
+  Snapshot snap_;
 };
 
 // --- CoreCLR ---------------------------------------------------------------------------------

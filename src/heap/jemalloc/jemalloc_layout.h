@@ -44,6 +44,7 @@ inline constexpr unsigned kSlabMaxRegs = 512;      // SC_SLAB_MAXREGS (LG_PAGE -
 // malloc_mutex_t init_lock; rtree_node_elm_t root[1 << 18]; } }. Two levels of 18 bits each
 // (RTREE_NSB = 48 - 12 = 36): root[(addr >> 30) & 0x3ffff] points to a leaf of 1 << 18 elements,
 // leaf[(addr >> 12) & 0x3ffff] describes the page at addr.
+inline constexpr uint64_t kUserSpaceEnd = 1ull << 47; // x86-64 user addresses lie below
 inline constexpr unsigned kRtreeBits = 18;
 inline constexpr uint64_t kRtreeEntries = 1ull << kRtreeBits;
 inline constexpr uint64_t kRtreeLeafBytes = kRtreeEntries * 8;

@@ -93,8 +93,9 @@ llvm::Expected<SizeClasses> readSizeClasses(const AddressSpace &memory, const Ho
 
 /// Finds the extent map's rtree root array (arena_emap_global.rtree.root) in the home's data: an
 /// array of 2^18 leaf pointers whose leaves' first elements describe extents covering the pages
-/// they stand for. 0 when not found. Reads at most a bounded number of candidate leaves.
-uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home);
+/// they stand for, after the rtree's base_t pointer (arena 0's base: `base0` when known, else
+/// any base_t of arena 0). 0 when not found. Reads a bounded number of candidate leaves' bytes.
+uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home, uint64_t base0);
 
 /// The arenas: arena_t addresses by index (0 where an index has none), found as the array
 /// `arenas[MALLOCX_ARENA_LIMIT]` in the home's data whose every non-null entry k is an arena_t

@@ -21,10 +21,12 @@ public:
   llvm::StringRef name() const override { return "jemalloc"; }
 
   /// True when the process maps a libjemalloc, or when its executable's data holds jemalloc's
-  /// size class table (jemalloc linked in statically). Linux x86-64 only.
+  /// size class table (jemalloc linked in statically). Linux x86-64 (or unknown) only.
   bool detect(const AddressSpace &memory) const override {
     const Snapshot &snap = memory.snapshot();
-    if (snap.system.arch != "x86_64" || (snap.system.os != "linux" && snap.system.os != "unknown"))
+    const SystemInfo &sys = snap.system;
+    if ((sys.arch != "x86_64" && !sys.arch.empty()) ||
+        (sys.os != "linux" && sys.os != "unknown" && !sys.os.empty()))
       return false;
     std::optional<Home> home = findHome(snap);
     if (!home)
@@ -43,11 +45,11 @@ llvm::Error walkError(const std::string &message) {
 /// One pass over the extents in address order, reporting allocations and collecting areas.
 class ExtentPass {
 public:
-  ExtentPass(const AddressSpace &memory, const SizeClasses &classes, const Arenas &arenas,
-             const Tcaches &tcaches, AllocationSink sink, Diagnostics &diags,
+  ExtentPass(const AddressSpace &memory, uint64_t root, const SizeClasses &classes,
+             const Arenas &arenas, const Tcaches &tcaches, AllocationSink sink, Diagnostics &diags,
              HeapWalkResult &result)
-      : memory_(memory), classes_(classes), arenas_(arenas), tcaches_(tcaches), sink_(sink),
-        diags_(diags), result_(result), tcaches_known_(tcaches.count > 0) {}
+      : memory_(memory), root_(root), classes_(classes), arenas_(arenas), tcaches_(tcaches),
+        sink_(sink), diags_(diags), result_(result), tcaches_known_(tcaches.count > 0) {}
 
   /// Walks one leaf at `leaf_at`: the extents whose first page lies in GiB `root_index`. Returns
   /// how many of its elements the dump does not hold.
@@ -98,6 +100,14 @@ private:
     if (page < last_end_) {
       diags_.warn(hexAddress(edata_at),
                   "extent at " + hexAddress(page) + " overlaps the one before; skipped");
+      return 0;
+    }
+    // Every extent is mapped at its first and last page (emap_register_boundary): a descriptor
+    // whose last page maps elsewhere has a wrong size.
+    if (size > kPage && !lastPageMapsTo(page + size - kPage, edata_at)) {
+      diags_.warn(hexAddress(edata_at), "extent at " + hexAddress(page) + " of " +
+                                            std::to_string(size) +
+                                            " bytes: its last page is not mapped to it; skipped");
       return 0;
     }
     last_end_ = page + size;
@@ -216,6 +226,22 @@ private:
     emit();
   }
 
+  /// False when the extent map's element for the page at `last` is in the dump and names another
+  /// descriptor than `edata_at` (or there is no leaf for it).
+  bool lastPageMapsTo(uint64_t last, uint64_t edata_at) const {
+    const uint64_t gib = last >> kRootShift;
+    uint64_t leaf = 0, bits = 0;
+    if (gib >= kRtreeEntries)
+      return false;
+    if (!memory_.tryReadU64(root_ + 8 * gib, leaf))
+      return true; // not in the dump: cannot tell
+    if (!leaf)
+      return false;
+    if (!memory_.tryReadU64(leaf + 8 * ((last >> kLeafShift) & (kRtreeEntries - 1)), bits))
+      return true;
+    return leafEdata(bits) == edata_at;
+  }
+
   /// The thread-cache entry at `address`, or nullptr. Addresses must come in increasing order.
   const CachedPointer *lookupCached(uint64_t address) {
     const std::vector<CachedPointer> &p = tcaches_.pointers;
@@ -245,6 +271,7 @@ private:
   }
 
   const AddressSpace &memory_;
+  const uint64_t root_;
   const SizeClasses &classes_;
   const Arenas &arenas_;
   const Tcaches &tcaches_;
@@ -271,17 +298,19 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
   auto classes = readSizeClasses(memory, *home, *index2size);
   if (!classes)
     return classes.takeError();
-  const uint64_t root = findRtreeRoot(memory, *home);
-  if (!root)
-    return walkError("jemalloc's extent map (arena_emap_global) not found in the data of " +
-                     home->path);
-
   Arenas arenas = findArenas(memory, *home);
   if (arenas.by_index.empty())
     diags.warn("jemalloc", "arenas not found (another arena_t layout?): thread caches cannot be "
                            "read, so regions of up to " +
                                std::to_string(kDefaultTcacheMax) +
                                " bytes that look allocated are reported unknown");
+  uint64_t base0 = 0;
+  if (!arenas.by_index.empty() && !memory.tryReadU64(arenas.by_index[0] + kArenaBase, base0))
+    base0 = 0;
+  const uint64_t root = findRtreeRoot(memory, *home, base0);
+  if (!root)
+    return walkError("jemalloc's extent map (arena_emap_global) not found in the data of " +
+                     home->path);
   Tcaches tcaches = readTcaches(memory, arenas, diags);
 
   // The leaves, in address order; two root entries may not share one.
@@ -311,7 +340,7 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
   HeapWalkResult result;
   result.walker = "jemalloc";
   result.size_classes = true;
-  ExtentPass pass(memory, *classes, arenas, tcaches, sink, diags, result);
+  ExtentPass pass(memory, root, *classes, arenas, tcaches, sink, diags, result);
   for (const auto &[index, leaf] : leaves)
     if (uint64_t missing = pass.walkLeaf(index, leaf))
       diags.warn(hexAddress(leaf), "extent map leaf for " + hexAddress(index << kRootShift) + ": " +
