@@ -156,6 +156,10 @@ int fuzzGlibcWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"glibc"});
 }
 
+int fuzzJemallocWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"jemalloc"});
+}
+
 int fuzzManagedWalkers(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"coreclr", "mono"});
 }
@@ -198,6 +202,7 @@ const std::vector<Target> &targets() {
       {"elf_core", fuzzElfCore},
       {"minidump", fuzzMinidump},
       {"glibc_walker", fuzzGlibcWalker},
+      {"jemalloc_walker", fuzzJemallocWalker},
       {"managed_walkers", fuzzManagedWalkers},
       {"sniff", fuzzSniff},
   };

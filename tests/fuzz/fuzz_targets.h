@@ -26,6 +26,8 @@ int fuzzElfCore(const uint8_t *data, size_t size);
 int fuzzMinidump(const uint8_t *data, size_t size);
 /// Decodes `data` as a fuzz process (see decodeFuzzProcess) and runs the glibc walker over it.
 int fuzzGlibcWalker(const uint8_t *data, size_t size);
+/// The same with the jemalloc walker.
+int fuzzJemallocWalker(const uint8_t *data, size_t size);
 /// The same with the coreclr and mono walkers.
 int fuzzManagedWalkers(const uint8_t *data, size_t size);
 /// Every sniffer (quickCheck, validate, findCandidate), sniff(), and the framing decoders

@@ -3,6 +3,7 @@
 //
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-jemalloc OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -10,11 +11,13 @@
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// tests/managed/managed_synthetic_test.cpp checks; synthetic-jemalloc the hand-laid jemalloc heap
+// of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc).
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
 #include "support/synthetic_heaps.h"
+#include "support/synthetic_jemalloc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,12 +52,19 @@ public:
     addRegion(start, size);
     files_[start] = file;
   }
+  /// Adds an auxiliary vector entry besides AT_PAGESZ (AT_ENTRY = 9 tells the executable).
+  void auxv(uint64_t type, uint64_t value) { auxv_.emplace_back(type, value); }
 
   std::string encode() const {
     std::string out(1, '\0');
     out.push_back(char(fuzz::kAuxvRecord));
     appendWord(out, 6, 8); // AT_PAGESZ
     appendWord(out, 4096, 8);
+    for (const auto &[type, value] : auxv_) {
+      out.push_back(char(fuzz::kAuxvRecord));
+      appendWord(out, type, 8);
+      appendWord(out, value, 8);
+    }
     for (uint64_t start : addedOrder()) {
       const Block &r = regions().at(start);
       auto it = files_.find(start);
@@ -75,7 +85,28 @@ private:
       out.push_back(char(v >> (8 * i)));
   }
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
+  std::vector<std::pair<uint64_t, uint64_t>> auxv_;
 };
+
+int writeSeeds(const std::string &dir, const std::string &mode,
+               const std::vector<std::pair<std::string, std::string>> &seeds);
+
+/// Writes the synthetic jemalloc seeds into `dir`: the heap of tests/support/synthetic_jemalloc.h
+/// with jemalloc linked into the executable, and the same heap without its arenas[] array.
+int writeSyntheticJemalloc(const std::string &dir) {
+  std::vector<std::pair<std::string, std::string>> seeds;
+  for (bool arenas : {true, false}) {
+    SeedBuilder b;
+    test::putJemallocHeap(b, [&b](uint64_t start, uint64_t size) {
+      b.region(start, uint32_t(size), 3); // /opt/app/program
+    });
+    b.auxv(9, test::JemallocHeap::kEntry); // AT_ENTRY
+    if (!arenas)
+      b.put64(test::JemallocHeap::kArenas, 0);
+    seeds.push_back({arenas ? "synthetic.proc" : "synthetic_no_arenas.proc", b.encode()});
+  }
+  return writeSeeds(dir, "jemalloc", seeds);
+}
 
 /// Writes the synthetic managed seeds into `dir`.
 int writeSynthetic(const std::string &dir) {
@@ -132,6 +163,13 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
+  return writeSeeds(dir, "managed", seeds);
+}
+
+/// Writes each (file name, fuzz process) of `seeds` into `dir` and says how many allocations the
+/// walkers of `mode` find in it.
+int writeSeeds(const std::string &dir, const std::string &mode,
+               const std::vector<std::pair<std::string, std::string>> &seeds) {
   for (const auto &[file, bytes] : seeds) {
     std::ofstream out(dir + "/" + file, std::ios::binary);
     out.write(bytes.data(), bytes.size());
@@ -142,7 +180,7 @@ int writeSynthetic(const std::string &dir) {
     auto decoded =
         fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
-              << walkAll("managed", AddressSpace(*decoded), nullptr, nullptr, true)
+              << walkAll(mode, AddressSpace(*decoded), nullptr, nullptr, true)
               << " allocations found\n";
   }
   return 0;
@@ -156,7 +194,9 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" ? walker->name() == "glibc" : walker->name() != "glibc";
+    bool wanted = mode == "glibc" || mode == "jemalloc"
+                      ? walker->name() == mode
+                      : walker->name() != "glibc" && walker->name() != "jemalloc";
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -185,6 +225,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
 int main(int argc, char **argv) {
   if (argc == 3 && std::string(argv[1]) == "synthetic")
     return writeSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-jemalloc")
+    return writeSyntheticJemalloc(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

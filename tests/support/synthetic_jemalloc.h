@@ -149,9 +149,8 @@ inline JemallocHeap putJemallocHeap(FakeMemory &m,
   m.put64(H::kStackEnd - 8, H::kSlab + 256 * H::kCachedRegion);
   m.put8(H::kSlow + 0x1fff, 0); // the whole page is written
 
-  // Some bytes in the heap so the regions have content.
+  // Some bytes in the slab (only up to there is the heap in a fuzz seed).
   m.putBytes(H::kSlab, "region zero");
-  m.putBytes(H::kLargeUser, "large");
   return h;
 }
 
