@@ -126,6 +126,18 @@ TEST_CASE("the story under jemalloc: every planted buffer at its exact address, 
   CHECK(text.str().find("jemalloc size class " + commas(aws_size) + "  used       10") !=
         std::string::npos);
   CHECK(text.str().find("aws-chunked x10 (payload jpeg") != std::string::npos);
+
+  // The report of a jemalloc heap fits the schema.
+  const std::string report = scratchDir("story-jemalloc-report") + "/r.json";
+  CommandResult r = runCommand("'" + toolPath() + "' analyze '" + core + "' --quiet --report '" +
+                               report + "' > /dev/null");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CommandResult v =
+      runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
+                 sourceDir() + "/docs/report.schema.json' '" + report + "'");
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
 }
 
 TEST_CASE("glibc's and jemalloc's heaps in one process: each walker claims its own buffers") {
