@@ -202,6 +202,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with libjemalloc pr
     WalkedHeap glibc = walkHeap(*snap, "glibc");
     CHECK(glibc.allocations.empty());
   }
+  std::filesystem::remove(d.core); // 150 MB (a failed REQUIRE leaves it for a look)
 }
 
 TEST_CASE("jemalloc walker finds every buffer of alloc_truth with jemalloc linked in statically") {
@@ -211,4 +212,5 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with jemalloc linke
   Dumped d = dumpProgram(program, false, "jemalloc_truth_static");
   auto snap = openCore(d.core);
   checkAgainstManifest(*snap, d.manifest, true);
+  std::filesystem::remove(d.core);
 }

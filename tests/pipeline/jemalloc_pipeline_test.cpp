@@ -138,6 +138,7 @@ TEST_CASE("the story under jemalloc: every planted buffer at its exact address, 
                  sourceDir() + "/docs/report.schema.json' '" + report + "'");
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
+  std::filesystem::remove(core); // the mapping stays valid until the snapshot goes
 }
 
 TEST_CASE("glibc's and jemalloc's heaps in one process: each walker claims its own buffers") {
@@ -183,4 +184,5 @@ TEST_CASE("glibc's and jemalloc's heaps in one process: each walker claims its o
   for (size_t i = 1; i < spans.size(); ++i)
     CHECK(spans[i - 1].second <= spans[i].first);
   CHECK(analysis.heaps.size() == 2);
+  std::filesystem::remove(core);
 }
