@@ -191,11 +191,51 @@ llvm::Expected<SizeClasses> readSizeClasses(const AddressSpace &memory, const Ho
   return classes;
 }
 
-uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home, uint64_t base0) {
-  // A candidate is a word pointing at a leaf (base_alloc'ed with cache line alignment). Its first
-  // non-empty elements must describe extents that cover the pages they stand for; that fixes which
-  // root index the word is at, hence where the root starts.
+std::optional<uint64_t> leafRootIndex(const AddressSpace &memory, uint64_t leaf_at,
+                                      uint64_t &bytes_read) {
   constexpr unsigned kElementsChecked = 16;
+  std::optional<uint64_t> index; // the root index the leaf's elements agree on
+  unsigned checked = 0, fitting = 0;
+  bool bad = false;
+  uint64_t stopped_at = kRtreeEntries;
+  forEachWord(memory, leaf_at, kRtreeEntries, [&](uint64_t j, uint64_t bits) {
+    uint64_t edata = leafEdata(bits);
+    if (!edata)
+      return true;
+    // The page is (index << 30) | (j << 12) for the index of the GiB that holds it. An element
+    // whose descriptor cannot be read or does not cover it counts against the leaf.
+    uint64_t e_addr = 0, e_size = 0;
+    std::optional<uint64_t> fits;
+    if (readU64(memory, edata + kEdataAddr, e_addr) &&
+        readU64(memory, edata + kEdataSizeEsn, e_size)) {
+      uint64_t base = e_addr & ~(kPage - 1), size = e_size & ~(kPage - 1);
+      if (base + size > kUserSpaceEnd)
+        size = 0;
+      for (uint64_t gib : {base >> kRootShift, (base + size - 1) >> kRootShift}) {
+        uint64_t page = (gib << kRootShift) | (j << kLeafShift);
+        if (size && base + size > base && gib < kRtreeEntries && page >= base && page < base + size)
+          fits = gib;
+      }
+    }
+    if (fits) {
+      bad = index && *index != *fits;
+      index = fits;
+      ++fitting;
+    }
+    if (!bad && ++checked < kElementsChecked)
+      return true;
+    stopped_at = j + 1;
+    return false;
+  });
+  bytes_read += 8 * stopped_at;
+  if (bad || (fitting < 2 && fitting != checked)) // two that agree, or all
+    return std::nullopt;
+  return index;
+}
+
+uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home, uint64_t base0) {
+  // A candidate is a word pointing at a leaf (base_alloc'ed with cache line alignment); the GiB
+  // its elements describe is the root index of the word, hence where the root starts.
   constexpr uint64_t kReadBudget = 256ull << 20; // bytes of candidate leaves read
   uint64_t read = 0;
   uint64_t root = 0;
@@ -205,43 +245,8 @@ uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home, uint64_t ba
       if (!leaf_at || leaf_at % 64 != 0 || leaf_at > UINT64_MAX - kRtreeLeafBytes ||
           !memory.rangeContaining(leaf_at) || read > kReadBudget)
         continue;
-      std::optional<uint64_t> index; // the root index the leaf's elements agree on
-      unsigned checked = 0, fitting = 0;
-      bool bad = false;
-      uint64_t stopped_at = kRtreeEntries;
-      forEachWord(memory, leaf_at, kRtreeEntries, [&](uint64_t j, uint64_t bits) {
-        uint64_t edata = leafEdata(bits);
-        if (!edata)
-          return true;
-        // The page is (index << 30) | (j << 12) for the index of the GiB that holds it. An
-        // element whose descriptor cannot be read or does not cover it counts against the leaf.
-        uint64_t e_addr = 0, e_size = 0;
-        std::optional<uint64_t> fits;
-        if (readU64(memory, edata + kEdataAddr, e_addr) &&
-            readU64(memory, edata + kEdataSizeEsn, e_size)) {
-          uint64_t base = e_addr & ~(kPage - 1), size = e_size & ~(kPage - 1);
-          if (base + size > kUserSpaceEnd)
-            size = 0;
-          for (uint64_t gib : {base >> kRootShift, (base + size - 1) >> kRootShift}) {
-            uint64_t page = (gib << kRootShift) | (j << kLeafShift);
-            if (size && base + size > base && gib < kRtreeEntries && page >= base &&
-                page < base + size)
-              fits = gib;
-          }
-        }
-        if (fits) {
-          bad = index && *index != *fits;
-          index = fits;
-          ++fitting;
-        }
-        if (!bad && ++checked < kElementsChecked)
-          return true;
-        stopped_at = j + 1;
-        return false;
-      });
-      bad = bad || (fitting < 2 && fitting != checked); // two that agree, or all
-      read += 8 * stopped_at;
-      if (bad || !index || start + off < 8 * *index)
+      std::optional<uint64_t> index = leafRootIndex(memory, leaf_at, read);
+      if (!index || start + off < 8 * *index)
         continue;
       // The root starts in the same captured piece of the home's data, after rtree_t.base: arena
       // 0's base_t (whose ehooks.ind is 0).

@@ -91,6 +91,13 @@ std::optional<uint64_t> findIndex2Size(const AddressSpace &memory, const Home &h
 llvm::Expected<SizeClasses> readSizeClasses(const AddressSpace &memory, const Home &home,
                                             uint64_t index2size_at);
 
+/// The root index (the GiB) that the leaf at `leaf_at` maps, from its first non-empty elements (up
+/// to 16): each names a descriptor whose extent covers the page it stands for at one index. Two
+/// agreeing elements (or all of them) are needed; nullopt otherwise. Adds the bytes it read to
+/// `bytes_read`.
+std::optional<uint64_t> leafRootIndex(const AddressSpace &memory, uint64_t leaf_at,
+                                      uint64_t &bytes_read);
+
 /// Finds the extent map's rtree root array (arena_emap_global.rtree.root) in the home's data: an
 /// array of 2^18 leaf pointers whose leaves' first elements describe extents covering the pages
 /// they stand for, after the rtree's base_t pointer (arena 0's base: `base0` when known, else

@@ -49,7 +49,7 @@ public:
              const Arenas &arenas, const Tcaches &tcaches, AllocationSink sink, Diagnostics &diags,
              HeapWalkResult &result)
       : memory_(memory), root_(root), classes_(classes), arenas_(arenas), tcaches_(tcaches),
-        sink_(sink), diags_(diags), result_(result), tcaches_known_(tcaches.count > 0) {}
+        sink_(sink), diags_(diags), result_(result), tcaches_known_(!arenas.by_index.empty()) {}
 
   /// Walks one leaf at `leaf_at`: the extents whose first page lies in GiB `root_index`. Returns
   /// how many of its elements the dump does not hold.
@@ -84,8 +84,8 @@ private:
   uint64_t walkExtent(uint64_t page, uint64_t leaf_bits, uint64_t edata_at) {
     const uint8_t *edata = memory_.tryView(edata_at, kEdataBytes);
     if (!edata) {
-      diags_.warn(hexAddress(page),
-                  "extent descriptor " + hexAddress(edata_at) + " is not captured; extent skipped");
+      // Keyed by the descriptor, so that the pages of one extent make one warning.
+      diags_.warn(hexAddress(edata_at), "extent descriptor is not captured; its extent is skipped");
       return 0;
     }
     const uint64_t e_addr = read64le(edata + kEdataAddr);
@@ -124,7 +124,8 @@ private:
       if (f.slab)
         walkSlab(edata, edata_at, e_addr, size, f, arena);
       else
-        walkLarge(edata_at, e_addr, page, size, static_cast<unsigned>(leaf_bits >> 48), f, arena);
+        walkLarge(edata_at, e_addr, page, size, static_cast<unsigned>(leaf_bits >> kLeafSzindShift),
+                  f, arena);
       return pages;
     case ExtentState::Dirty:
     case ExtentState::Muzzy:
@@ -278,12 +279,58 @@ private:
   AllocationSink sink_;
   Diagnostics &diags_;
   HeapWalkResult &result_;
-  const bool tcaches_known_;
-  Allocation a_; // reused: no per-region construction
+  const bool tcaches_known_; // the arenas' tcache rings were read (none may be on them)
+  Allocation a_;             // reused: no per-region construction
   uint64_t last_end_ = 0;
   size_t cursor_ = 0;
   uint64_t matched_ = 0;
 };
+
+/// The extent map's leaves as (root index, leaf address), in root index order. Root words the dump
+/// does not hold are a warning. Root entries that share a leaf (or overlap) are corruption: of
+/// those, only the one whose index the leaf's own elements name is kept.
+std::vector<std::pair<uint64_t, uint64_t>> readLeaves(const AddressSpace &memory, uint64_t root,
+                                                      Diagnostics &diags) {
+  std::vector<std::pair<uint64_t, uint64_t>> leaves;
+  uint64_t missing = forEachWord(memory, root, kRtreeEntries, [&](uint64_t i, uint64_t leaf) {
+    leaves.emplace_back(i, leaf);
+    return true;
+  });
+  if (missing)
+    diags.warn(hexAddress(root), std::to_string(missing) +
+                                     " words of the extent map root are not in the dump; the "
+                                     "memory they map is not walked");
+  std::vector<std::pair<uint64_t, uint64_t>> by_leaf; // (leaf address, root index)
+  for (const auto &[index, leaf] : leaves)
+    by_leaf.emplace_back(leaf, index);
+  llvm::sort(by_leaf);
+  constexpr uint64_t kReadBudget = 256ull << 20; // bytes of shared leaves read to decide
+  uint64_t read = 0;
+  std::vector<uint64_t> dropped; // root indexes
+  for (size_t k = 0; k < by_leaf.size();) {
+    size_t end = k + 1; // [k, end): leaves that overlap the one before
+    while (end < by_leaf.size() && by_leaf[end].first - by_leaf[end - 1].first < kRtreeLeafBytes)
+      ++end;
+    if (end - k > 1) {
+      diags.warn(hexAddress(by_leaf[k].first),
+                 std::to_string(end - k) +
+                     " extent map root entries share or overlap this leaf; only the one it maps "
+                     "is walked");
+      std::optional<uint64_t> own; // the index the first leaf of the group maps
+      if (read <= kReadBudget)
+        own = leafRootIndex(memory, by_leaf[k].first, read);
+      for (size_t m = k; m < end; ++m)
+        if (!own || by_leaf[m].first != by_leaf[k].first || by_leaf[m].second != *own)
+          dropped.push_back(by_leaf[m].second);
+    }
+    k = end;
+  }
+  llvm::sort(dropped);
+  llvm::erase_if(leaves, [&](const auto &l) {
+    return std::binary_search(dropped.begin(), dropped.end(), l.first);
+  });
+  return leaves;
+}
 
 llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, AllocationSink sink,
                                                     Diagnostics &diags) const {
@@ -313,30 +360,7 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
                      home->path);
   Tcaches tcaches = readTcaches(memory, arenas, diags);
 
-  // The leaves, in address order; two root entries may not share one.
-  std::vector<std::pair<uint64_t, uint64_t>> leaves; // (root index, leaf address)
-  uint64_t root_missing = forEachWord(memory, root, kRtreeEntries, [&](uint64_t i, uint64_t leaf) {
-    leaves.emplace_back(i, leaf);
-    return true;
-  });
-  if (root_missing)
-    diags.warn(hexAddress(root), std::to_string(root_missing) +
-                                     " words of the extent map root are not in the dump; the "
-                                     "memory they map is not walked");
-  std::vector<std::pair<uint64_t, uint64_t>> by_leaf; // (leaf address, root index)
-  for (const auto &[index, leaf] : leaves)
-    by_leaf.emplace_back(leaf, index);
-  std::sort(by_leaf.begin(), by_leaf.end());
-  std::vector<uint64_t> shared; // root indexes whose leaf overlaps another's
-  for (size_t k = 1; k < by_leaf.size(); ++k)
-    if (by_leaf[k].first - by_leaf[k - 1].first < kRtreeLeafBytes) {
-      diags.warn(hexAddress(by_leaf[k].first),
-                 "extent map leaf for " + hexAddress(by_leaf[k].second << kRootShift) +
-                     " overlaps another leaf; that GiB is not walked");
-      shared.push_back(by_leaf[k].second);
-    }
-  llvm::erase_if(leaves, [&](const auto &l) { return llvm::is_contained(shared, l.first); });
-
+  std::vector<std::pair<uint64_t, uint64_t>> leaves = readLeaves(memory, root, diags);
   HeapWalkResult result;
   result.walker = "jemalloc";
   result.size_classes = true;
@@ -378,9 +402,10 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
                                                hexAddress(arenas.array_at) + ")");
   fact("tcaches", std::to_string(tcaches.count));
   fact("tcache_cached", std::to_string(tcaches.cached));
-  fact("small_state", tcaches.count ? "slab bitmaps and thread caches read"
-                                    : "unknown: no thread cache found (allocated regions of up to "
-                                      "32 KiB may be cached, reported unknown)");
+  fact("small_state", !arenas.by_index.empty()
+                          ? "slab bitmaps and thread caches read"
+                          : "unknown: thread caches not found (allocated regions of up to 32 KiB "
+                            "may be cached, reported unknown)");
   fact("slabs", std::to_string(pass.slabs));
   fact("large_extents", std::to_string(pass.large));
   fact("free_extents", std::to_string(pass.free_extents));
