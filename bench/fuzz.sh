@@ -4,7 +4,8 @@
 #   bench/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
 #
 # SECONDS per target (default 600); BUILD_DIR is a -DDUMPSIFT_FUZZ=ON build (default build-fuzz);
-# TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers sniff. Each run starts
+# TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers sniff.
+# Each run starts
 # from the seeds in fixtures/corpus/<target>/ and keeps what it finds in BUILD_DIR/fuzz-work/<target>/
 # (the committed corpus stays small). A crash, leak, timeout (-timeout=5) or out-of-memory
 # (-rss_limit_mb=2048) stops the target and leaves the input in fixtures/corpus/crashes/; fix it,
