@@ -2,6 +2,7 @@
 #include "dumpsift/heap/walker.h"
 #include "glibc/glibc_walker.h"
 #include "managed/walkers.h"
+#include "mimalloc/mimalloc_walker.h"
 
 namespace dumpsift {
 
@@ -38,6 +39,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
   static const std::vector<std::unique_ptr<HeapWalker>> walkers = [] {
     std::vector<std::unique_ptr<HeapWalker>> list;
     list.push_back(makeGlibcWalker());
+    list.push_back(makeMimallocWalker());
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
     return list;
