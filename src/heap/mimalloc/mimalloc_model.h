@@ -33,7 +33,8 @@ struct Segment {
 /// The header at `address` (a multiple of kSegmentSize) as a segment, when it is captured and
 /// its fields are those of a mimalloc 2.0.9 segment: kind 0 or 1, 512 slices when normal, as many
 /// entries as slices (at most 512), the header's own page first, no more pages in use than
-/// entries. The cookie is not checked here (its key is returned for the vote).
+/// entries, and all of its slices in mapped memory. The cookie is not checked here (its key is
+/// returned for the vote).
 std::optional<Segment> readSegment(const AddressSpace &memory, uint64_t address);
 
 /// Every segment in captured heap- or anonymous-class memory, by address. Bounded by the number

@@ -47,6 +47,18 @@ const char *decodePage(const Segment &segment, uint64_t index, Page &page) {
   return nullptr;
 }
 
+/// True when every byte of [start, end) lies in a region of the snapshot (mapped, captured or
+/// not). At most one step per region.
+bool mapped(const AddressSpace &memory, uint64_t start, uint64_t end) {
+  for (uint64_t at = start; at < end;) {
+    const Region *r = memory.regionContaining(at);
+    if (!r)
+      return false;
+    at = r->end();
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<Segment> readSegment(const AddressSpace &memory, uint64_t address) {
@@ -76,6 +88,10 @@ std::optional<Segment> readSegment(const AddressSpace &memory, uint64_t address)
     return std::nullopt;
   const uint8_t *info = sliceDescriptor(s, 0);
   if (load32(info + kPage.slice_count) != s.info_slices || load32(info + kPage.slice_offset) != 0)
+    return std::nullopt;
+  // The OS maps a segment whole (the parts not committed yet too): it cannot reach past the
+  // process's mappings.
+  if (s.end() < address || !mapped(memory, address, s.end()))
     return std::nullopt;
   return s;
 }
