@@ -3,6 +3,7 @@
 //
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -10,11 +11,13 @@
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// tests/managed/managed_synthetic_test.cpp checks; synthetic-mimalloc the example mimalloc heap of
+// tests/heap/mimalloc_synthetic_test.cpp (mimalloc_example.proc).
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
 #include "support/synthetic_heaps.h"
+#include "support/synthetic_mimalloc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +41,9 @@ bool runtimeFile(const std::string &mode, llvm::StringRef path) {
 
 uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vector<HeapArea> *areas,
                  std::vector<uint64_t> *type_words, bool force);
+int writeSeeds(const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds,
+               const std::string &mode);
 
 /// A fuzz process written by hand (the encoding of fuzz_targets.h): regions captured up to their
 /// last written byte, in the order they were first added.
@@ -132,6 +138,21 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
+  return writeSeeds(dir, seeds, "managed");
+}
+
+/// Writes the synthetic mimalloc seed into `dir`: the example heap of the synthetic tests.
+int writeMimallocSynthetic(const std::string &dir) {
+  SeedBuilder b;
+  test::putMiExample(b);
+  return writeSeeds(dir, {{"mimalloc_example.proc", b.encode()}}, "mimalloc");
+}
+
+/// Writes each (file name, bytes) seed into `dir` and says how many allocations the walkers of
+/// `mode` find in it.
+int writeSeeds(const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds,
+               const std::string &mode) {
   for (const auto &[file, bytes] : seeds) {
     std::ofstream out(dir + "/" + file, std::ios::binary);
     out.write(bytes.data(), bytes.size());
@@ -142,7 +163,7 @@ int writeSynthetic(const std::string &dir) {
     auto decoded =
         fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
-              << walkAll("managed", AddressSpace(*decoded), nullptr, nullptr, true)
+              << walkAll(mode, AddressSpace(*decoded), nullptr, nullptr, true)
               << " allocations found\n";
   }
   return 0;
@@ -156,7 +177,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" ? walker->name() == "glibc" : walker->name() != "glibc";
+    const bool native = walker->name() == "glibc" || walker->name() == "mimalloc";
+    bool wanted = native ? walker->name() == mode : mode == "managed";
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -185,6 +207,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
 int main(int argc, char **argv) {
   if (argc == 3 && std::string(argv[1]) == "synthetic")
     return writeSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-mimalloc")
+    return writeMimallocSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

@@ -15,11 +15,10 @@ using namespace dumpsift::test;
 
 namespace {
 
-constexpr uint64_t kCookie = 0x5eed5eed12345678;
-constexpr uint64_t kThread = 0x7f0000001740;
-constexpr uint64_t kSeg = 0x20000000000;     // a normal segment
-constexpr uint64_t kHugeSeg = 0x20004000000; // a huge one
-constexpr uint64_t kHeap = 0x7f0000100000;   // the owning mi_heap_t (also _mi_heap_main)
+constexpr uint64_t kCookie = MiExample::kCookie;
+constexpr uint64_t kSeg = MiExample::kSegment;
+constexpr uint64_t kHugeSeg = MiExample::kHugeSegment;
+constexpr uint64_t kHeap = MiExample::kHeap;
 
 /// Hand-laid regions as a snapshot: each region anonymous and mapped whole; its bytes captured up
 /// to `captured` of them (all when it is 0), zeros past those written.
@@ -63,51 +62,13 @@ Walked walk(const Snapshot &snap) {
   return Walked{walkHeap(walkerNamed("mimalloc"), snap)};
 }
 
-/// A small page of 256-byte blocks in slice 1 (10 handed out: blocks 2 and 5 on `free`, 7 on
-/// `local_free`, 8 on the thread-free list, 9 on the heap's delayed-free list), a medium page of
-/// 81,920-byte blocks in slices 2-9 (3 blocks, block 1 on the delayed-free list after block 9 of
-/// the small page), and a huge segment of 600 slices holding one block.
-struct Laid {
+/// The process of the example heap (synthetic_mimalloc.h).
+struct Laid : MiExample {
   MiProcess process;
-  MiPage small, medium, huge;
 };
 
 void lay(Laid &l) {
-  MiProcess &m = l.process;
-  m.addRegion(kSeg, kMiSegment);
-  m.addRegion(kHugeSeg, 600 * kMiSlice);
-  m.addRegion(kHeap, 0x1000);
-  putMiSegment(m, kSeg, kCookie, false, 512, 2, kThread);
-  putMiSegment(m, kHugeSeg, kCookie, true, 600, 1, kThread);
-
-  MiPage &s = l.small;
-  s.slice = 1, s.xblock_size = 256, s.capacity = 10, s.reserved = 254, s.heap = kHeap;
-  s.free = miBlock(kSeg, s, 2);
-  s.local_free = miBlock(kSeg, s, 7);
-  s.thread_free = miBlock(kSeg, s, 8) | 2; // MI_NO_DELAYED_FREE in the low bits
-  s.used = 10 - 3;                         // not on free or local_free
-  putMiPage(m, kSeg, s);
-  m.put64(miBlock(kSeg, s, 2), miBlock(kSeg, s, 5));
-  m.put64(miBlock(kSeg, s, 5), 0);
-  m.put64(miBlock(kSeg, s, 7), 0);
-  m.put64(miBlock(kSeg, s, 8), 0);
-
-  MiPage &md = l.medium;
-  md.slice = 2, md.slice_count = 8, md.xblock_size = 81920, md.capacity = 3, md.reserved = 6;
-  md.used = 3, md.heap = kHeap, md.flags = 1; // in_full
-  putMiPage(m, kSeg, md);
-  m.put64(miBlock(kSeg, s, 9), miBlock(kSeg, md, 1));
-  m.put64(miBlock(kSeg, md, 1), 0);
-  MiPage span; // the rest of the segment: one free span
-  span.slice = 10, span.slice_count = 512 - 10;
-  putMiPage(m, kSeg, span);
-
-  MiPage &h = l.huge;
-  h.slice = 1, h.slice_count = 599, h.xblock_size = 0x80000000u; // MI_HUGE_BLOCK_SIZE: the page
-  h.capacity = 1, h.reserved = 1, h.used = 1, h.heap = kHeap;
-  putMiPage(m, kHugeSeg, h);
-
-  putMiHeap(m, kHeap, miBlock(kSeg, s, 9), kThread, kCookie);
+  static_cast<MiExample &>(l) = putMiExample(l.process);
 }
 
 } // namespace

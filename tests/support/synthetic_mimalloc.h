@@ -89,4 +89,61 @@ inline void putMiHeap(FakeMemory &m, uint64_t heap, uint64_t delayed, uint64_t t
   m.put64(heap + 0xb30, cookie);
 }
 
+/// The example heap of the synthetic tests and the fuzz seeds: a normal segment holding a small
+/// page of 256-byte blocks in slice 1 (10 handed out: blocks 2 and 5 on `free`, 7 on
+/// `local_free`, 8 on the thread-free list, 9 on the heap's delayed-free list), a medium page of
+/// 81,920-byte blocks in slices 2-9 (3 blocks, block 1 on the delayed-free list after block 9 of
+/// the small page) and a free span; a huge segment of 600 slices holding one block; the heap that
+/// owns them all, which is _mi_heap_main (its cookie made the segments' cookies).
+struct MiExample {
+  static constexpr uint64_t kCookie = 0x5eed5eed12345678;
+  static constexpr uint64_t kThread = 0x7f0000001740;
+  static constexpr uint64_t kSegment = 0x20000000000;
+  static constexpr uint64_t kHugeSegment = 0x20004000000;
+  static constexpr uint64_t kHeap = 0x7f0000100000;
+  MiPage small, medium, huge;
+};
+
+/// Lays the example heap into `m` (adding its regions); returns its pages.
+inline MiExample putMiExample(FakeMemory &m) {
+  constexpr uint64_t seg = MiExample::kSegment, huge_seg = MiExample::kHugeSegment;
+  constexpr uint64_t heap = MiExample::kHeap;
+  MiExample e;
+  m.addRegion(seg, kMiSegment);
+  m.addRegion(huge_seg, 600 * kMiSlice);
+  m.addRegion(heap, 0x1000);
+  putMiSegment(m, seg, MiExample::kCookie, false, 512, 2, MiExample::kThread);
+  putMiSegment(m, huge_seg, MiExample::kCookie, true, 600, 1, MiExample::kThread);
+
+  MiPage &s = e.small;
+  s.slice = 1, s.xblock_size = 256, s.capacity = 10, s.reserved = 254, s.heap = heap;
+  s.free = miBlock(seg, s, 2);
+  s.local_free = miBlock(seg, s, 7);
+  s.thread_free = miBlock(seg, s, 8) | 2; // MI_NO_DELAYED_FREE in the low bits
+  s.used = 10 - 3;                        // the blocks on neither free nor local_free
+  putMiPage(m, seg, s);
+  m.put64(miBlock(seg, s, 2), miBlock(seg, s, 5));
+  m.put64(miBlock(seg, s, 5), 0);
+  m.put64(miBlock(seg, s, 7), 0);
+  m.put64(miBlock(seg, s, 8), 0);
+
+  MiPage &md = e.medium;
+  md.slice = 2, md.slice_count = 8, md.xblock_size = 81920, md.capacity = 3, md.reserved = 6;
+  md.used = 3, md.heap = heap, md.flags = 1; // in_full
+  putMiPage(m, seg, md);
+  m.put64(miBlock(seg, s, 9), miBlock(seg, md, 1));
+  m.put64(miBlock(seg, md, 1), 0);
+  MiPage span; // the rest of the segment: one free span
+  span.slice = 10, span.slice_count = 512 - 10;
+  putMiPage(m, seg, span);
+
+  MiPage &h = e.huge;
+  h.slice = 1, h.slice_count = 599, h.xblock_size = 0x80000000u; // MI_HUGE_BLOCK_SIZE: the page
+  h.capacity = 1, h.reserved = 1, h.used = 1, h.heap = heap;
+  putMiPage(m, huge_seg, h);
+
+  putMiHeap(m, heap, miBlock(seg, s, 9), MiExample::kThread, MiExample::kCookie);
+  return e;
+}
+
 } // namespace dumpsift::test
