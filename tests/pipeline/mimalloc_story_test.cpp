@@ -76,3 +76,24 @@ TEST_CASE("the story under mimalloc: every planted buffer exact, of the right ki
   for (const UnclaimedRange &r : analysis.unclaimed)
     CHECK_FALSE(inMimalloc(r.start, r.size));
 }
+
+TEST_CASE("the story under mimalloc: its report validates against the JSON schema") {
+  const PreloadedCore *core = preloadedCore("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "story");
+  if (!core)
+    return;
+  const std::string report = scratchDir("mimalloc-story-report") + "/r.json";
+  CommandResult r = runCommand("'" + toolPath() + "' analyze '" + core->path +
+                               "' --quiet --min-size 0 --report '" + report + "' > /dev/null");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CommandResult v =
+      runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
+                 sourceDir() + "/docs/report.schema.json' '" + report + "'");
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(readFileBytes(report));
+  bool mimalloc = false;
+  for (const nlohmann::json &h : j["heaps"])
+    mimalloc |= h["walker"] == "mimalloc" && h.value("size_classes", false);
+  CHECK(mimalloc);
+}
