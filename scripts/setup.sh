@@ -11,6 +11,7 @@ packages=(
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
+  libmimalloc2.0        # the mimalloc walker's tests run fixture programs with it preloaded
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

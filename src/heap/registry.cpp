@@ -3,6 +3,7 @@
 #include "glibc/glibc_walker.h"
 #include "jemalloc/jemalloc_walker.h"
 #include "managed/walkers.h"
+#include "mimalloc/mimalloc_walker.h"
 
 namespace dumpsift {
 
@@ -40,6 +41,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     std::vector<std::unique_ptr<HeapWalker>> list;
     list.push_back(makeGlibcWalker());
     list.push_back(makeJemallocWalker());
+    list.push_back(makeMimallocWalker());
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
     return list;

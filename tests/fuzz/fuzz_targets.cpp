@@ -164,6 +164,10 @@ int fuzzManagedWalkers(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"coreclr", "mono"});
 }
 
+int fuzzMimallocWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"mimalloc"});
+}
+
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
   checkResult(sniff(buffer), size);
@@ -204,6 +208,7 @@ const std::vector<Target> &targets() {
       {"glibc_walker", fuzzGlibcWalker},
       {"jemalloc_walker", fuzzJemallocWalker},
       {"managed_walkers", fuzzManagedWalkers},
+      {"mimalloc_walker", fuzzMimallocWalker},
       {"sniff", fuzzSniff},
   };
   return list;

@@ -4,6 +4,7 @@
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-jemalloc OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -12,12 +13,15 @@
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
 // tests/managed/managed_synthetic_test.cpp checks; synthetic-jemalloc the hand-laid jemalloc heap
-// of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc).
+// of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc);
+// synthetic-mimalloc the example mimalloc heap of tests/heap/mimalloc_synthetic_test.cpp
+// (mimalloc_example.proc).
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
 #include "support/synthetic_heaps.h"
 #include "support/synthetic_jemalloc.h"
+#include "support/synthetic_mimalloc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -166,6 +170,13 @@ int writeSynthetic(const std::string &dir) {
   return writeSeeds(dir, "managed", seeds);
 }
 
+/// Writes the synthetic mimalloc seed into `dir`: the example heap of the synthetic tests.
+int writeMimallocSynthetic(const std::string &dir) {
+  SeedBuilder b;
+  test::putMiExample(b);
+  return writeSeeds(dir, "mimalloc", {{"mimalloc_example.proc", b.encode()}});
+}
+
 /// Writes each (file name, fuzz process) of `seeds` into `dir` and says how many allocations the
 /// walkers of `mode` find in it.
 int writeSeeds(const std::string &dir, const std::string &mode,
@@ -194,9 +205,9 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" || mode == "jemalloc"
-                      ? walker->name() == mode
-                      : walker->name() != "glibc" && walker->name() != "jemalloc";
+    const bool native = walker->name() == "glibc" || walker->name() == "jemalloc" ||
+                        walker->name() == "mimalloc";
+    bool wanted = native ? walker->name() == mode : mode == "managed";
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -227,6 +238,8 @@ int main(int argc, char **argv) {
     return writeSynthetic(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "synthetic-jemalloc")
     return writeSyntheticJemalloc(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-mimalloc")
+    return writeMimallocSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

@@ -61,6 +61,9 @@ TEST_CASE("fuzz corpus replays through glibc_walker") {
 TEST_CASE("fuzz corpus replays through managed_walkers") {
   replayThrough("managed_walkers");
 }
+TEST_CASE("fuzz corpus replays through mimalloc_walker") {
+  replayThrough("mimalloc_walker");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

@@ -4,8 +4,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +107,34 @@ void LiveProcess::gcore(const std::string &core_path) const {
   INFO("gcore failed: " << r.err << r.out);
   REQUIRE(r.exit_code == 0);
   fs::rename(prefix + "." + std::to_string(pid_), core_path);
+}
+
+const PreloadedCore *preloadedCore(const std::string &library, const std::string &program,
+                                   const std::vector<std::string> &args) {
+  std::string name = "preloaded_" + program + "_" + fs::path(library).filename().string();
+  for (const std::string &a : args)
+    name += "_" + a;
+  static std::map<std::string, PreloadedCore> made;
+  if (auto it = made.find(name); it != made.end())
+    return &it->second;
+  std::string why;
+  if (!canRunGcore())
+    why = "gcore is missing or ptrace is not allowed";
+  else if (!fs::exists(library))
+    why = library + " is missing";
+  if (!why.empty()) {
+    if (std::getenv("CI"))
+      FAIL("cannot dump " << program << " with " << library << " preloaded under CI: " << why);
+    WARN("SKIPPED: no core of " << program << " with " << library
+                                << " preloaded (run scripts/setup.sh): " << why);
+    return nullptr;
+  }
+  std::vector<std::string> env_args{"LD_PRELOAD=" + library, fixtureProgram(program)};
+  env_args.insert(env_args.end(), args.begin(), args.end());
+  LiveProcess proc("/usr/bin/env", env_args);
+  PreloadedCore core{scratchDir(name) + "/core", proc.manifest()};
+  proc.gcore(core.path);
+  return &made.emplace(name, std::move(core)).first->second;
 }
 
 CommandResult runCommand(const std::string &command_line) {

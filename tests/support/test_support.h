@@ -40,6 +40,19 @@ private:
   std::vector<nlohmann::json> manifest_;
 };
 
+/// A gcore dump of a fixture program run with a library preloaded (LD_PRELOAD), and the JSON lines
+/// the program printed before READY.
+struct PreloadedCore {
+  std::string path;
+  std::vector<nlohmann::json> manifest;
+};
+/// Runs fixture program `program` with `args` and `library` preloaded, and dumps it, once per
+/// test binary run (into scratchDir("preloaded_<program>_<library file name>[_<args>]")). Returns
+/// nullptr when gcore cannot attach or the library is missing, after a visible warning; under CI
+/// (CI set) that is a failure instead (scripts/setup.sh installs what the tests need).
+const PreloadedCore *preloadedCore(const std::string &library, const std::string &program,
+                                   const std::vector<std::string> &args = {});
+
 /// Runs a command line through /bin/sh; returns its exit status and captures stdout and stderr.
 struct CommandResult {
   int exit_code = -1;
