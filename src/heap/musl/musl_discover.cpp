@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace dumpsift::musl {
 
@@ -109,32 +110,39 @@ const char *groupProblem(const AddressSpace &memory, uint64_t meta, const uint8_
   return nullptr;
 }
 
-/// Keeps the valid groups of the meta area at `area` (its bytes `bytes`) in `plan`; one warning
-/// says how many metas were rejected and why the first was.
+/// Keeps the valid groups of the meta area at `area` (its bytes `bytes`) in `plan`. Each reason
+/// for rejecting metas is one warning, naming the first meta it rejected and how many.
 void readArea(const AddressSpace &memory, uint64_t area, const uint8_t *bytes, Plan &plan,
               Diagnostics &diags) {
-  unsigned rejected = 0;
-  uint64_t first_meta = 0;
-  const char *first_why = nullptr;
+  struct Rejection {
+    std::string_view why;
+    uint64_t first_meta;
+    unsigned count;
+  };
+  std::vector<Rejection> rejections; // a handful of distinct reasons at most
   for (uint32_t k = 0; k < kMetasPerArea; ++k) {
     const uint64_t offset = kAreaSlots + uint64_t(k) * kMetaSize;
     const uint8_t *m = bytes + offset;
     if (load64(m + kMetaMem) == 0)
       continue; // never used, or freed (free_meta zeroes it)
     Group g;
-    if (const char *why = groupProblem(memory, area + offset, m, g)) {
-      if (rejected++ == 0)
-        first_meta = area + offset, first_why = why;
+    const char *why = groupProblem(memory, area + offset, m, g);
+    if (!why) {
+      plan.groups.push_back(g);
       continue;
     }
-    plan.groups.push_back(g);
+    ++plan.metas_rejected;
+    auto it = std::find_if(rejections.begin(), rejections.end(),
+                           [&](const Rejection &r) { return r.why == why; });
+    if (it == rejections.end())
+      rejections.push_back({why, area + offset, 1});
+    else
+      ++it->count;
   }
-  if (rejected) {
-    plan.metas_rejected += rejected;
-    diags.warn(hexAddress(first_meta), std::string(first_why) + " (" + std::to_string(rejected) +
-                                           " metas of the meta area at " + hexAddress(area) +
-                                           " describe no valid group; their slots are not walked)");
-  }
+  for (const Rejection &r : rejections)
+    diags.warn(hexAddress(r.first_meta), std::string(r.why) + " (" + std::to_string(r.count) +
+                                             " metas of the meta area at " + hexAddress(area) +
+                                             "; their groups are not walked)");
 }
 
 } // namespace
