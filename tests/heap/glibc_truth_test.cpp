@@ -4,11 +4,10 @@
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "support/heap_walk.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <chrono>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -17,77 +16,13 @@ using namespace dumpsift::test;
 
 namespace {
 
-/// One walk of a whole snapshot by the registered glibc walker.
-struct Walked {
-  std::vector<Allocation> allocations; // in report order
-  std::map<uint64_t, size_t> by_address;
-  HeapWalkResult result;
-  std::vector<Diagnostic> warnings;
-  std::string error;
-  double seconds = 0;
-
-  const Allocation *at(uint64_t address) const {
-    auto it = by_address.find(address);
-    return it == by_address.end() ? nullptr : &allocations[it->second];
-  }
-  std::string fact(const std::string &key) const {
-    for (const auto &[k, v] : result.facts)
-      if (k == key)
-        return v;
-    return "";
-  }
-  bool warned(const std::string &text) const {
-    for (const Diagnostic &d : warnings)
-      if ((d.where + ": " + d.message).find(text) != std::string::npos)
-        return true;
-    return false;
-  }
-};
-
-const HeapWalker &glibcWalker() {
-  for (const auto &w : heapWalkers())
-    if (w->name() == "glibc")
-      return *w;
-  FAIL("no glibc walker in the registry");
-  return *heapWalkers().front();
-}
-
-Walked walk(const Snapshot &snap) {
-  AddressSpace memory(snap);
-  Diagnostics diags;
-  Walked w;
-  REQUIRE(glibcWalker().detect(memory));
-  auto t0 = std::chrono::steady_clock::now();
-  auto result = glibcWalker().walk(
-      memory,
-      [&](const Allocation &a) {
-        w.by_address[a.address] = w.allocations.size();
-        w.allocations.push_back(a);
-      },
-      diags);
-  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!result)
-    w.error = llvm::toString(result.takeError());
-  else
-    w.result = std::move(*result);
-  w.warnings = diags.warnings();
-  return w;
-}
-
-std::unique_ptr<Snapshot> open(const std::string &path) {
-  auto snap = openDump(path);
-  if (!snap)
-    FAIL("cannot open " << path << ": " << llvm::toString(snap.takeError()));
-  return std::move(*snap);
-}
-
 uint64_t addressOf(const nlohmann::json &entry) {
   return *parseHexAddress(entry.at("address").get<std::string>());
 }
 
 /// Every check of the ground truth against a walk of a core of glibc_truth.
 void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json> &manifest) {
-  Walked w = walk(snap);
+  WalkOutcome w = walkWith(snap, "glibc");
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
@@ -197,38 +132,6 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   CHECK(unclaimed_total < (2u << 20));
 }
 
-std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
-/// The file offset of `addr` in the core behind `snap`.
-uint64_t fileOffset(const Snapshot &snap, uint64_t addr) {
-  AddressSpace memory(snap);
-  const MemoryRange *r = memory.rangeContaining(addr);
-  REQUIRE(r != nullptr);
-  return static_cast<uint64_t>(r->bytes.data() -
-                               reinterpret_cast<const uint8_t *>(snap.file->getBufferStart())) +
-         (addr - r->start);
-}
-
-void patchU64(std::vector<uint8_t> &file, uint64_t offset, uint64_t value) {
-  REQUIRE(offset + 8 <= file.size());
-  std::memcpy(file.data() + offset, &value, 8);
-}
-
-uint64_t readU64(const Snapshot &snap, uint64_t addr) {
-  AddressSpace memory(snap);
-  uint64_t v = 0;
-  REQUIRE(memory.tryReadU64(addr, v));
-  return v;
-}
-
 } // namespace
 
 TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
@@ -239,23 +142,23 @@ TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
   LiveProcess proc(fixtureProgram("glibc_truth"));
   std::string core = scratchDir("glibc_truth_live") + "/core";
   proc.gcore(core);
-  auto snap = open(core);
+  auto snap = openSnapshot(core);
   checkAgainstManifest(*snap, proc.manifest());
 }
 
 TEST_CASE("glibc walker finds every buffer of the committed glibc_truth core") {
   std::string core = unpackedFixture("cores/glibc_truth.core.xz");
-  auto snap = open(core);
+  auto snap = openSnapshot(core);
   checkAgainstManifest(*snap,
-                       readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
+                       readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
 }
 
 TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   std::string clean_path = unpackedFixture("cores/glibc_truth.core.xz");
-  auto clean = open(clean_path);
-  Walked before = walk(*clean);
+  auto clean = openSnapshot(clean_path);
+  WalkOutcome before = walkWith(*clean, "glibc");
   REQUIRE(before.error.empty());
-  auto manifest = readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
+  auto manifest = readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
   auto find = [&](const std::string &how, uint64_t min_usable) -> const nlohmann::json & {
     for (const nlohmann::json &m : manifest)
       if (m.at("how") == how && m.at("usable_size").get<uint64_t>() >= min_usable)
@@ -282,18 +185,18 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   // (1) A chunk of the brk heap gets size 0; (2) a chunk of thread1's heap runs far past its end;
   // (3) the main arena's fastbin chunk links to itself (a loop; safe-linking mangled);
   // (4) the first thread arena's `next` points to itself (a ring that loops).
-  patchU64(bytes, fileOffset(*clean, main_victim + 8), 0x1);
-  patchU64(bytes, fileOffset(*clean, thread_victim + 8), 0x7ffffff0 | 5);
-  patchU64(bytes, fileOffset(*clean, fast + 16), ((fast + 16) >> 12) ^ fast);
-  uint64_t first_arena = readU64(*clean, first_thread_heap); // heap_info.ar_ptr
-  patchU64(bytes, fileOffset(*clean, first_arena + 0x870), first_arena);
+  patchAt<uint64_t>(bytes, *clean, main_victim + 8, 0x1);
+  patchAt<uint64_t>(bytes, *clean, thread_victim + 8, 0x7ffffff0 | 5);
+  patchAt<uint64_t>(bytes, *clean, fast + 16, ((fast + 16) >> 12) ^ fast);
+  uint64_t first_arena = readAt<uint64_t>(*clean, first_thread_heap); // heap_info.ar_ptr
+  patchAt<uint64_t>(bytes, *clean, first_arena + 0x870, first_arena);
   std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
   writeFileBytes(bad_path, bytes);
   bytes.clear();
   bytes.shrink_to_fit();
 
-  auto bad = open(bad_path);
-  Walked w = walk(*bad);
+  auto bad = openSnapshot(bad_path);
+  WalkOutcome w = walkWith(*bad, "glibc");
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);

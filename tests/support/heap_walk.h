@@ -1,0 +1,121 @@
+// Helpers for the heap walkers' tests: one walk of a snapshot by a registered walker, and reads and
+// patches of a dump at process addresses (to corrupt a real core). Header-only, so that only the
+// tests that walk heaps need the heap layer.
+#pragma once
+
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/walker.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dumpsift::test {
+
+/// What one walker reported about one snapshot.
+struct WalkOutcome {
+  std::vector<Allocation> allocations; // in the order reported
+  std::map<uint64_t, size_t> by_address;
+  HeapWalkResult result;
+  std::vector<Diagnostic> warnings;
+  std::string error; // the walk's Error, when it failed
+  double seconds = 0;
+
+  /// The allocation at user address `address`, or nullptr.
+  const Allocation *at(uint64_t address) const {
+    auto it = by_address.find(address);
+    return it == by_address.end() ? nullptr : &allocations[it->second];
+  }
+  /// The value of the fact `key`, or "".
+  std::string fact(const std::string &key) const {
+    for (const auto &[k, v] : result.facts)
+      if (k == key)
+        return v;
+    return "";
+  }
+  /// True when a warning's "where: message" contains `text`.
+  bool warned(const std::string &text) const {
+    for (const Diagnostic &d : warnings)
+      if ((d.where + ": " + d.message).find(text) != std::string::npos)
+        return true;
+    return false;
+  }
+};
+
+/// The registered walker `name` (FAILs when there is none).
+inline const HeapWalker &registeredWalker(llvm::StringRef name) {
+  for (const auto &w : heapWalkers())
+    if (w->name() == name)
+      return *w;
+  FAIL("no walker named " << name.str() << " in the registry");
+  return *heapWalkers().front();
+}
+
+/// Runs the registered walker `name` over `snapshot`; REQUIREs that it detects its heaps unless
+/// `must_detect` is false.
+inline WalkOutcome walkWith(const Snapshot &snapshot, llvm::StringRef name,
+                            bool must_detect = true) {
+  AddressSpace memory(snapshot);
+  const HeapWalker &walker = registeredWalker(name);
+  if (must_detect)
+    REQUIRE(walker.detect(memory));
+  WalkOutcome w;
+  Diagnostics diags;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = walker.walk(
+      memory,
+      [&](const Allocation &a) {
+        w.by_address[a.address] = w.allocations.size();
+        w.allocations.push_back(a);
+      },
+      diags);
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result)
+    w.result = std::move(*result);
+  else
+    w.error = llvm::toString(result.takeError());
+  w.warnings = diags.warnings();
+  return w;
+}
+
+/// The dump at `path` (FAILs with the reason when it cannot be opened).
+inline std::unique_ptr<Snapshot> openSnapshot(const std::string &path) {
+  auto snapshot = openDump(path);
+  if (!snapshot)
+    FAIL("cannot open " << path << ": " << llvm::toString(snapshot.takeError()));
+  return std::move(*snapshot);
+}
+
+/// The offset in the dump file behind `snapshot` of the captured process address `addr`.
+inline uint64_t fileOffsetOf(const Snapshot &snapshot, uint64_t addr) {
+  AddressSpace memory(snapshot);
+  const MemoryRange *range = memory.rangeContaining(addr);
+  REQUIRE(range != nullptr);
+  return static_cast<uint64_t>(range->bytes.data() -
+                               reinterpret_cast<const uint8_t *>(snapshot.file->getBufferStart())) +
+         (addr - range->start);
+}
+
+/// The little-endian T at process address `addr` (REQUIREs that it is captured).
+template <typename T> T readAt(const Snapshot &snapshot, uint64_t addr) {
+  AddressSpace memory(snapshot);
+  const uint8_t *p = memory.tryView(addr, sizeof(T));
+  REQUIRE(p != nullptr);
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+/// Writes `value` at process address `addr` into `file`, the bytes of the dump behind `snapshot`.
+template <typename T>
+void patchAt(std::vector<uint8_t> &file, const Snapshot &snapshot, uint64_t addr, T value) {
+  const uint64_t offset = fileOffsetOf(snapshot, addr);
+  REQUIRE(offset + sizeof(T) <= file.size());
+  std::memcpy(file.data() + offset, &value, sizeof(T));
+}
+
+} // namespace dumpsift::test
