@@ -2,7 +2,7 @@
 // needs as a fuzz process (fuzz_targets.h). Used by fixtures/make_corpus.sh.
 //
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
-//   dumpsift_fuzz_seeds synthetic OUT_DIR
+//   dumpsift_fuzz_seeds synthetic|synthetic-musl OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -10,7 +10,8 @@
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// tests/managed/managed_synthetic_test.cpp checks; synthetic-musl writes the hand-laid musl heap
+// of tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable).
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -49,6 +50,8 @@ public:
     addRegion(start, size);
     files_[start] = file;
   }
+  /// Names the file (an index into fuzzProcessFiles()) behind the region at `start`.
+  void nameFile(uint64_t start, uint8_t file) { files_[start] = file; }
 
   std::string encode() const {
     std::string out(1, '\0');
@@ -76,6 +79,18 @@ private:
   }
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
 };
+
+int writeSeeds(const std::string &mode, const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds);
+
+/// Writes the synthetic musl seed into `dir`: the hand-laid heap of putMuslHeap, its data page
+/// named as the executable, as in a static binary.
+int writeMuslSynthetic(const std::string &dir) {
+  SeedBuilder b;
+  test::putMuslHeap(b);
+  b.nameFile(test::MuslHeap::kData, 3);
+  return writeSeeds("musl", dir, {{"musl_heap.proc", b.encode()}});
+}
 
 /// Writes the synthetic managed seeds into `dir`.
 int writeSynthetic(const std::string &dir) {
@@ -132,6 +147,12 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
+  return writeSeeds("managed", dir, seeds);
+}
+
+/// Writes each (file name, bytes) seed into `dir` and says what the walkers of `mode` find in it.
+int writeSeeds(const std::string &mode, const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds) {
   for (const auto &[file, bytes] : seeds) {
     std::ofstream out(dir + "/" + file, std::ios::binary);
     out.write(bytes.data(), bytes.size());
@@ -142,7 +163,7 @@ int writeSynthetic(const std::string &dir) {
     auto decoded =
         fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
     std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
-              << walkAll("managed", AddressSpace(*decoded), nullptr, nullptr, true)
+              << walkAll(mode, AddressSpace(*decoded), nullptr, nullptr, true)
               << " allocations found\n";
   }
   return 0;
@@ -156,7 +177,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" ? walker->name() == "glibc" : walker->name() != "glibc";
+    const bool wanted = mode == "managed" ? walker->name() == "coreclr" || walker->name() == "mono"
+                                          : walker->name() == mode;
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -185,6 +207,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
 int main(int argc, char **argv) {
   if (argc == 3 && std::string(argv[1]) == "synthetic")
     return writeSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-musl")
+    return writeMuslSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

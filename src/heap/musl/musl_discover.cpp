@@ -1,10 +1,10 @@
 // Finding musl mallocng's context and groups in a dump without symbols.
 //
 // A static binary names no libc, so the context is found by what it holds: init_done == 1, the
-// secret, and the head and tail of the meta-area chain, two captured pages that start with that
-// same secret. It lives in the data or .bss of the executable (static) or of libc.so (dynamic),
-// which is all that is scanned. The chain then gives every struct meta; a meta describes a live
-// group when the group's header points back at it.
+// secret, and the head of the meta-area chain, a captured page that starts with that same secret
+// and holds 101 metas. It lives in the data or .bss of the executable (static) or of libc.so
+// (dynamic), which is all that is scanned. The chain then gives every struct meta; a meta describes
+// a live group when the group's header points back at it.
 #include "dumpsift/support/hex.h"
 #include "musl_model.h"
 
@@ -169,8 +169,8 @@ std::optional<Context> findContext(const AddressSpace &memory) {
       const uint64_t head = load64(bytes + at + kCtxMetaAreaHead);
       const uint64_t tail = load64(bytes + at + kCtxMetaAreaTail);
       const uint8_t *area = nullptr;
-      if (secret == 0 || head == 0 || tail == 0 || areaProblem(memory, head, secret, area) ||
-          areaProblem(memory, tail, secret, area))
+      if (secret == 0 || head == 0 || tail == 0 || tail % kAreaSize != 0 ||
+          areaProblem(memory, head, secret, area))
         continue;
       if (found) {
         ++found->candidates;

@@ -26,9 +26,9 @@ struct Context {
 
 /// Finds ctx by its signature in the writable data of the executable and libraries (and the
 /// anonymous memory right after each, their .bss); in every writable region when the dump names
-/// no file. A candidate has init_done == 1, a non-zero secret, and page-aligned head and tail meta
-/// areas that are captured, hold 101 slots and carry that secret. nullopt when none does (not a
-/// 64-bit little-endian musl process, or malloc was never called). Never fails.
+/// no file. A candidate has init_done == 1, a non-zero secret, a page-aligned tail, and a head
+/// meta area that is captured, holds 101 metas and carries that secret. nullopt when none does
+/// (not a 64-bit little-endian musl process, or malloc was never called). Never fails.
 std::optional<Context> findContext(const AddressSpace &memory);
 
 /// One group as its struct meta describes it.
