@@ -8,6 +8,7 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -181,19 +182,16 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
     if (a.kind == "thread-heap" && !first_thread_heap)
       first_thread_heap = a.start;
 
-  std::vector<uint8_t> bytes = readFileBytes(clean_path);
+  std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
+  std::filesystem::copy_file(clean_path, bad_path);
   // (1) A chunk of the brk heap gets size 0; (2) a chunk of thread1's heap runs far past its end;
   // (3) the main arena's fastbin chunk links to itself (a loop; safe-linking mangled);
   // (4) the first thread arena's `next` points to itself (a ring that loops).
-  patchAt<uint64_t>(bytes, *clean, main_victim + 8, 0x1);
-  patchAt<uint64_t>(bytes, *clean, thread_victim + 8, 0x7ffffff0 | 5);
-  patchAt<uint64_t>(bytes, *clean, fast + 16, ((fast + 16) >> 12) ^ fast);
+  patchCopyAt<uint64_t>(bad_path, *clean, main_victim + 8, 0x1);
+  patchCopyAt<uint64_t>(bad_path, *clean, thread_victim + 8, 0x7ffffff0 | 5);
+  patchCopyAt<uint64_t>(bad_path, *clean, fast + 16, ((fast + 16) >> 12) ^ fast);
   uint64_t first_arena = readAt<uint64_t>(*clean, first_thread_heap); // heap_info.ar_ptr
-  patchAt<uint64_t>(bytes, *clean, first_arena + 0x870, first_arena);
-  std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
-  writeFileBytes(bad_path, bytes);
-  bytes.clear();
-  bytes.shrink_to_fit();
+  patchCopyAt<uint64_t>(bad_path, *clean, first_arena + 0x870, first_arena);
 
   auto bad = openSnapshot(bad_path);
   WalkOutcome w = walkWith(*bad, "glibc");

@@ -239,17 +239,15 @@ TEST_CASE("musl walker survives a corrupted musl alloc_truth core") {
   REQUIRE(first_area != last_area);
   REQUIRE(groupOf(*clean, bad_index) != orphan_group);
 
-  std::vector<uint8_t> bytes = readFileBytes(clean_path);
-  const uint8_t index_byte = readAt<uint8_t>(*clean, bad_index - 3);
-  patchAt<uint8_t>(bytes, *clean, bad_index - 3, uint8_t(index_byte ^ 1));
-  const uint64_t huge_bits = readAt<uint64_t>(*clean, huge_meta + 0x20);
-  patchAt<uint64_t>(bytes, *clean, huge_meta + 0x20, (huge_bits & 0xfff) | (uint64_t(1) << 52));
-  patchAt<uint64_t>(bytes, *clean, orphan_group, 0x1230);
-  patchAt<uint64_t>(bytes, *clean, last_area + 8, first_area);
   const std::string bad_path = scratchDir("musl_alloc_truth_corrupt") + "/core";
-  writeFileBytes(bad_path, bytes);
-  bytes.clear();
-  bytes.shrink_to_fit();
+  std::filesystem::copy_file(clean_path, bad_path);
+  const uint8_t index_byte = readAt<uint8_t>(*clean, bad_index - 3);
+  patchCopyAt<uint8_t>(bad_path, *clean, bad_index - 3, uint8_t(index_byte ^ 1));
+  const uint64_t huge_bits = readAt<uint64_t>(*clean, huge_meta + 0x20);
+  patchCopyAt<uint64_t>(bad_path, *clean, huge_meta + 0x20,
+                        (huge_bits & 0xfff) | (uint64_t(1) << 52));
+  patchCopyAt<uint64_t>(bad_path, *clean, orphan_group, 0x1230);
+  patchCopyAt<uint64_t>(bad_path, *clean, last_area + 8, first_area);
 
   auto bad = openSnapshot(bad_path);
   const WalkOutcome w = walkWith(*bad, "musl");

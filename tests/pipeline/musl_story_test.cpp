@@ -101,6 +101,22 @@ TEST_CASE("the story built with musl-gcc -static: every planted buffer, exact, o
   CHECK(text.str().find("heaps: musl") != std::string::npos);
   CHECK(text.str().find("aws-chunked x10 (payload jpeg 6") != std::string::npos);
   CHECK(text.str().find("jpeg x8 (8 truncated)") != std::string::npos);
+
+  // The report names musl as each buffer's allocator and validates against the schema.
+  const std::string report = dir + "/report.json";
+  CommandResult analyzed = runCommand("'" + toolPath() + "' analyze '" + core +
+                                      "' --quiet --report '" + report + "' > /dev/null");
+  INFO(analyzed.err);
+  REQUIRE(analyzed.exit_code == 0);
+  const nlohmann::json json = nlohmann::json::parse(readFileBytes(report));
+  REQUIRE(json["buffers"].size() == manifest.size());
+  for (const nlohmann::json &b : json["buffers"])
+    CHECK(b["allocator"] == "musl");
+  CommandResult valid =
+      runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
+                 sourceDir() + "/docs/report.schema.json' '" + report + "'");
+  INFO(valid.out << valid.err);
+  CHECK(valid.exit_code == 0);
   snapshot->reset();
   std::filesystem::remove(core);
 }

@@ -1,6 +1,6 @@
-// Helpers for the heap walkers' tests: one walk of a snapshot by a registered walker, and reads and
-// patches of a dump at process addresses (to corrupt a real core). Header-only, so that only the
-// tests that walk heaps need the heap layer.
+// Helpers for the heap walkers' tests: one walk of a snapshot by a registered walker, and reads of
+// a dump and patches of a copy of it at process addresses (to corrupt a real core). Header-only, so
+// that only the tests that walk heaps need the heap layer.
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -110,12 +111,15 @@ template <typename T> T readAt(const Snapshot &snapshot, uint64_t addr) {
   return value;
 }
 
-/// Writes `value` at process address `addr` into `file`, the bytes of the dump behind `snapshot`.
+/// Writes `value` at process address `addr` into the file `copy`, a byte-for-byte copy of the
+/// dump behind `snapshot`, in place: a corrupted core without reading the dump into memory.
 template <typename T>
-void patchAt(std::vector<uint8_t> &file, const Snapshot &snapshot, uint64_t addr, T value) {
-  const uint64_t offset = fileOffsetOf(snapshot, addr);
-  REQUIRE(offset + sizeof(T) <= file.size());
-  std::memcpy(file.data() + offset, &value, sizeof(T));
+void patchCopyAt(const std::string &copy, const Snapshot &snapshot, uint64_t addr, T value) {
+  std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(file.good());
+  file.seekp(static_cast<std::streamoff>(fileOffsetOf(snapshot, addr)));
+  file.write(reinterpret_cast<const char *>(&value), sizeof(T));
+  REQUIRE(file.good());
 }
 
 } // namespace dumpsift::test
