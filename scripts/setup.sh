@@ -8,6 +8,7 @@ packages=(
   llvm-dev libcli11-dev nlohmann-json3-dev libturbojpeg0-dev zlib1g-dev catch2
   gdb xz-utils          # tests dump live fixture processes with gcore
   libjemalloc2 libjemalloc-dev  # the jemalloc walker's ground truth: preloaded, and linked in
+  musl-tools            # musl-gcc: the musl mallocng walker's fixture programs
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json

@@ -4,6 +4,7 @@
 #include "jemalloc/jemalloc_walker.h"
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
+#include "musl/musl_walker.h"
 
 namespace dumpsift {
 
@@ -44,6 +45,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeMimallocWalker());
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
+    list.push_back(makeMuslWalker());
     return list;
   }();
   return walkers;

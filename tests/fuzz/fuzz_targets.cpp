@@ -168,6 +168,10 @@ int fuzzMimallocWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"mimalloc"});
 }
 
+int fuzzMuslWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"musl"});
+}
+
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
   checkResult(sniff(buffer), size);
@@ -209,6 +213,7 @@ const std::vector<Target> &targets() {
       {"jemalloc_walker", fuzzJemallocWalker},
       {"managed_walkers", fuzzManagedWalkers},
       {"mimalloc_walker", fuzzMimallocWalker},
+      {"musl_walker", fuzzMuslWalker},
       {"sniff", fuzzSniff},
   };
   return list;

@@ -32,6 +32,8 @@ int fuzzJemallocWalker(const uint8_t *data, size_t size);
 int fuzzManagedWalkers(const uint8_t *data, size_t size);
 /// The same with the mimalloc walker.
 int fuzzMimallocWalker(const uint8_t *data, size_t size);
+/// The same with the musl mallocng walker.
+int fuzzMuslWalker(const uint8_t *data, size_t size);
 /// Every sniffer (quickCheck, validate, findCandidate), sniff(), and the framing decoders
 /// (aws-chunked, AMQP) over `data` as one buffer.
 int fuzzSniff(const uint8_t *data, size_t size);

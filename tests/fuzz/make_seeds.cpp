@@ -5,6 +5,7 @@
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-jemalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-musl OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -15,7 +16,8 @@
 // tests/managed/managed_synthetic_test.cpp checks; synthetic-jemalloc the hand-laid jemalloc heap
 // of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc);
 // synthetic-mimalloc the example mimalloc heap of tests/heap/mimalloc_synthetic_test.cpp
-// (mimalloc_example.proc).
+// (mimalloc_example.proc); synthetic-musl the hand-laid musl heap of
+// tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable).
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -58,6 +60,8 @@ public:
   }
   /// Adds an auxiliary vector entry besides AT_PAGESZ (AT_ENTRY = 9 tells the executable).
   void auxv(uint64_t type, uint64_t value) { auxv_.emplace_back(type, value); }
+  /// Names the file (an index into fuzzProcessFiles()) behind the region at `start`.
+  void nameFile(uint64_t start, uint8_t file) { files_[start] = file; }
 
   std::string encode() const {
     std::string out(1, '\0');
@@ -110,6 +114,15 @@ int writeSyntheticJemalloc(const std::string &dir) {
     seeds.push_back({arenas ? "synthetic.proc" : "synthetic_no_arenas.proc", b.encode()});
   }
   return writeSeeds(dir, "jemalloc", seeds);
+}
+
+/// Writes the synthetic musl seed into `dir`: the hand-laid heap of putMuslHeap, its data page
+/// named as the executable, as in a static binary.
+int writeMuslSynthetic(const std::string &dir) {
+  SeedBuilder b;
+  test::putMuslHeap(b);
+  b.nameFile(test::MuslHeap::kData, 3);
+  return writeSeeds(dir, "musl", {{"musl_heap.proc", b.encode()}});
 }
 
 /// Writes the synthetic managed seeds into `dir`.
@@ -205,9 +218,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    const bool native = walker->name() == "glibc" || walker->name() == "jemalloc" ||
-                        walker->name() == "mimalloc";
-    bool wanted = native ? walker->name() == mode : mode == "managed";
+    const bool wanted = mode == "managed" ? walker->name() == "coreclr" || walker->name() == "mono"
+                                          : walker->name() == mode;
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -240,6 +252,8 @@ int main(int argc, char **argv) {
     return writeSyntheticJemalloc(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "synthetic-mimalloc")
     return writeMimallocSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-musl")
+    return writeMuslSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

@@ -64,6 +64,9 @@ TEST_CASE("fuzz corpus replays through managed_walkers") {
 TEST_CASE("fuzz corpus replays through mimalloc_walker") {
   replayThrough("mimalloc_walker");
 }
+TEST_CASE("fuzz corpus replays through musl_walker") {
+  replayThrough("musl_walker");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

@@ -3,6 +3,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "support/heap_walk.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 using namespace dumpsift;
+using namespace dumpsift::test;
 
 namespace {
 
@@ -81,57 +83,9 @@ private:
   std::vector<Block> blocks_;
 };
 
-/// What one walk produced.
-struct Walked {
-  std::map<uint64_t, Allocation> by_address;
-  std::vector<uint64_t> order;
-  HeapWalkResult result;
-  std::vector<Diagnostic> warnings;
-  std::string error;
-
-  const Allocation *at(uint64_t address) const {
-    auto it = by_address.find(address);
-    return it == by_address.end() ? nullptr : &it->second;
-  }
-  std::string fact(const std::string &key) const {
-    for (const auto &[k, v] : result.facts)
-      if (k == key)
-        return v;
-    return "";
-  }
-  bool warned(const std::string &text) const {
-    for (const Diagnostic &d : warnings)
-      if ((d.where + ": " + d.message).find(text) != std::string::npos)
-        return true;
-    return false;
-  }
-};
-
-const HeapWalker &glibcWalker() {
-  for (const auto &w : heapWalkers())
-    if (w->name() == "glibc")
-      return *w;
-  FAIL("no glibc walker in the registry");
-  return *heapWalkers().front();
-}
-
-/// Runs the registered glibc walker over `snap`.
-Walked walk(const Snapshot &snap) {
-  AddressSpace memory(snap);
-  Diagnostics diags;
-  Walked w;
-  auto result = glibcWalker().walk(
-      memory,
-      [&](const Allocation &a) {
-        w.by_address[a.address] = a;
-        w.order.push_back(a.address);
-      },
-      diags);
-  if (!result)
-    w.error = llvm::toString(result.takeError());
-  else
-    w.result = std::move(*result);
-  w.warnings = diags.warnings();
+/// Runs the registered glibc walker over `snap` (not every hand-built dump is one detect picks).
+WalkedHeap walk(const Snapshot &snap) {
+  WalkedHeap w = walkHeap(snap, "glibc", /*must_detect=*/false);
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
   return w;
@@ -229,8 +183,8 @@ TEST_CASE("glibc walker reports every chunk of a hand-built process") {
   buildProcess(d);
   auto snap = d.snapshot();
   AddressSpace memory(*snap);
-  CHECK(glibcWalker().detect(memory));
-  Walked w = walk(*snap);
+  CHECK(registeredWalker("glibc").detect(memory));
+  WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.warnings.empty());
 
@@ -268,7 +222,9 @@ TEST_CASE("glibc walker reports every chunk of a hand-built process") {
     CHECK(a->chunk_address == e.address - 16);
   }
   CHECK(w.by_address.size() == std::size(expected));
-  CHECK(std::is_sorted(w.order.begin(), w.order.end()));
+  CHECK(std::is_sorted(
+      w.allocations.begin(), w.allocations.end(),
+      [](const Allocation &a, const Allocation &b) { return a.address < b.address; }));
 
   CHECK(w.fact("main_arena").find(hexAddress(kMainArena)) == 0);
   CHECK(w.fact("main_arena").find("arena ring") != std::string::npos);
@@ -305,7 +261,7 @@ TEST_CASE("glibc walker finds main_arena in libc data when there is no thread ar
   d.chunk(kHeap, 0x41);
   d.chunk(kHeap + 0x40, 0xfc1);
   auto snap = d.snapshot();
-  Walked w = walk(*snap);
+  WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.fact("main_arena").find("libc data scan") != std::string::npos);
   CHECK(w.fact("glibc_layout").find("unknown") == 0);
@@ -323,7 +279,7 @@ TEST_CASE("glibc walker falls back to the Heap-class region without main_arena")
   d.chunk(kHeap + 0x840, 0x800, 0x810); // the 0x810 chunk is free
   d.chunk(kHeap + 0x1040, 0xfc1);
   auto snap = d.snapshot();
-  Walked w = walk(*snap);
+  WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.fact("main_arena") == "not found");
   CHECK(w.fact("main_heap").find("fallback") != std::string::npos);
@@ -357,7 +313,7 @@ TEST_CASE("glibc walker reads pre-2.32 plain links and the 0x20 heap_info") {
   d.chunk(first + 0x2d0, (0x10000 - 0x8c0 - 0x2d0) | 1);
   d.put(arena + 0x60, first + 0x2d0);
   auto snap = d.snapshot();
-  Walked w = walk(*snap);
+  WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.fact("glibc_layout").find("2.31-2.34") == 0);
   CHECK(w.fact("safe_linking") == "no");
@@ -377,7 +333,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
   SECTION("bad chunk size in the main heap") {
     d.chunk(kHeap + 0x350, 0x509); // size not a multiple of 16
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned(hexAddress(kHeap + 0x350)));
     CHECK(w.warned("not a multiple of 16"));
@@ -391,7 +347,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
   SECTION("chunk past its heap's end") {
     d.chunk(kT1 + 0xb60, 0x7ffff005);
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("runs past the heap end"));
     CHECK(w.at(kT1 + 0x8e0));
@@ -401,7 +357,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
   SECTION("zero size") {
     d.chunk(kHeap + 0x850, 0);
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("below the minimum"));
     CHECK(w.at(kHeap + 0x360)->state == AllocState::Unknown); // its next header is broken
@@ -409,7 +365,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
   SECTION("fastbin list that loops") {
     d.put(kHeap + 0x330, protect(kHeap + 0x330, kHeap + 0x320));
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("fastbin 1"));
     CHECK(w.warned("loops"));
@@ -419,7 +375,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
     d.put16(kHeap + 0x10 + 2 * 1, 65535);
     d.put(kHeap + 0x300, protect(kHeap + 0x300, kHeap + 0x2a0));
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("loops"));
     CHECK(w.at(kHeap + 0x2a0)->state == AllocState::Free);
@@ -428,7 +384,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
   SECTION("arena ring that loops") {
     d.put(kMainArena + 0x870, kMainArena); // main no longer leads back to the thread arena
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("ring loops"));
     CHECK(w.at(kHeap + 0x360));
@@ -449,7 +405,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
     d.chunk(kT2 + 0x10000 - 0x20, 0x10);
     d.chunk(kT2 + 0x10000 - 0x10, 1);
     auto snap = d.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned("loops"));
     CHECK(w.warned("not on the arena's heap chain")); // T1, the first heap, is walked anyway
@@ -463,7 +419,7 @@ TEST_CASE("glibc walker survives corrupt heaps and lists") {
     sparse.chunk(kHeap, 0x31);
     sparse.chunk(kHeap + 0x30, 0x1001);
     auto snap = sparse.snapshot();
-    Walked w = walk(*snap);
+    WalkedHeap w = walk(*snap);
     REQUIRE(w.error.empty());
     CHECK(w.warned(hexAddress(kHeap + 0x1030) + ": chunk header is not captured"));
     REQUIRE(w.at(kHeap + 0x40));
@@ -477,7 +433,7 @@ TEST_CASE("glibc walker warns about a libc version it does not know") {
   d.map(kHeap, 0x1000, true, "", RegionClass::Heap);
   d.chunk(kHeap, 0x1001);
   auto snap = d.snapshot();
-  Walked w = walk(*snap);
+  WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.fact("libc_file_version") == "2.23");
   CHECK(w.warned("outside the 2.31-2.40"));
@@ -491,8 +447,8 @@ TEST_CASE("glibc walker refuses 32-bit processes with a reason") {
   d.map(0x8000000, 0x1000, true, "/usr/lib/i386-linux-gnu/libc.so.6");
   auto snap = d.snapshot();
   AddressSpace memory(*snap);
-  CHECK(glibcWalker().detect(memory));
-  Walked w = walk(*snap);
+  CHECK(registeredWalker("glibc").detect(memory));
+  WalkedHeap w = walk(*snap);
   CHECK(w.error.find("64-bit little-endian") != std::string::npos);
   CHECK(w.error.find("32-bit") != std::string::npos);
 }
@@ -503,9 +459,9 @@ TEST_CASE("glibc walker does not claim processes without glibc") {
   auto snap = d.snapshot();
   snap->system.os = "windows";
   AddressSpace memory(*snap);
-  CHECK_FALSE(glibcWalker().detect(memory));
+  CHECK_FALSE(registeredWalker("glibc").detect(memory));
   snap->system.os = "linux";
-  CHECK_FALSE(glibcWalker().detect(memory));
-  Walked w = walk(*snap);
+  CHECK_FALSE(registeredWalker("glibc").detect(memory));
+  WalkedHeap w = walk(*snap);
   CHECK(w.error.find("no glibc heap") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -17,14 +18,10 @@ using namespace dumpsift::test;
 
 namespace {
 
-/// One walk of a whole snapshot by the registered glibc walker.
-WalkedHeap walk(const Snapshot &snap) {
-  return walkHeap(snap, "glibc");
-}
 
 /// Every check of the ground truth against a walk of a core of glibc_truth.
 void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json> &manifest) {
-  WalkedHeap w = walk(snap);
+  WalkedHeap w = walkHeap(snap, "glibc");
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
@@ -134,38 +131,6 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   CHECK(unclaimed_total < (2u << 20));
 }
 
-std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
-/// The file offset of `addr` in the core behind `snap`.
-uint64_t fileOffset(const Snapshot &snap, uint64_t addr) {
-  AddressSpace memory(snap);
-  const MemoryRange *r = memory.rangeContaining(addr);
-  REQUIRE(r != nullptr);
-  return static_cast<uint64_t>(r->bytes.data() -
-                               reinterpret_cast<const uint8_t *>(snap.file->getBufferStart())) +
-         (addr - r->start);
-}
-
-void patchU64(std::vector<uint8_t> &file, uint64_t offset, uint64_t value) {
-  REQUIRE(offset + 8 <= file.size());
-  std::memcpy(file.data() + offset, &value, 8);
-}
-
-uint64_t readU64(const Snapshot &snap, uint64_t addr) {
-  AddressSpace memory(snap);
-  uint64_t v = 0;
-  REQUIRE(memory.tryReadU64(addr, v));
-  return v;
-}
-
 } // namespace
 
 TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
@@ -176,23 +141,23 @@ TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
   LiveProcess proc(fixtureProgram("glibc_truth"));
   std::string core = scratchDir("glibc_truth_live") + "/core";
   proc.gcore(core);
-  auto snap = openCore(core);
+  auto snap = openSnapshot(core);
   checkAgainstManifest(*snap, proc.manifest());
 }
 
 TEST_CASE("glibc walker finds every buffer of the committed glibc_truth core") {
   std::string core = unpackedFixture("cores/glibc_truth.core.xz");
-  auto snap = openCore(core);
+  auto snap = openSnapshot(core);
   checkAgainstManifest(*snap,
-                       readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
+                       readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
 }
 
 TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   std::string clean_path = unpackedFixture("cores/glibc_truth.core.xz");
-  auto clean = openCore(clean_path);
-  WalkedHeap before = walk(*clean);
+  auto clean = openSnapshot(clean_path);
+  WalkedHeap before = walkHeap(*clean, "glibc");
   REQUIRE(before.error.empty());
-  auto manifest = readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
+  auto manifest = readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
   auto find = [&](const std::string &how, uint64_t min_usable) -> const nlohmann::json & {
     for (const nlohmann::json &m : manifest)
       if (m.at("how") == how && m.at("usable_size").get<uint64_t>() >= min_usable)
@@ -216,22 +181,19 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
     if (a.kind == "thread-heap" && !first_thread_heap)
       first_thread_heap = a.start;
 
-  std::vector<uint8_t> bytes = readFileBytes(clean_path);
+  std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
+  std::filesystem::copy_file(clean_path, bad_path);
   // (1) A chunk of the brk heap gets size 0; (2) a chunk of thread1's heap runs far past its end;
   // (3) the main arena's fastbin chunk links to itself (a loop; safe-linking mangled);
   // (4) the first thread arena's `next` points to itself (a ring that loops).
-  patchU64(bytes, fileOffset(*clean, main_victim + 8), 0x1);
-  patchU64(bytes, fileOffset(*clean, thread_victim + 8), 0x7ffffff0 | 5);
-  patchU64(bytes, fileOffset(*clean, fast + 16), ((fast + 16) >> 12) ^ fast);
-  uint64_t first_arena = readU64(*clean, first_thread_heap); // heap_info.ar_ptr
-  patchU64(bytes, fileOffset(*clean, first_arena + 0x870), first_arena);
-  std::string bad_path = scratchDir("glibc_truth_corrupt") + "/core";
-  writeFileBytes(bad_path, bytes);
-  bytes.clear();
-  bytes.shrink_to_fit();
+  patchCopyAt<uint64_t>(bad_path, *clean, main_victim + 8, 0x1);
+  patchCopyAt<uint64_t>(bad_path, *clean, thread_victim + 8, 0x7ffffff0 | 5);
+  patchCopyAt<uint64_t>(bad_path, *clean, fast + 16, ((fast + 16) >> 12) ^ fast);
+  uint64_t first_arena = readAt<uint64_t>(*clean, first_thread_heap); // heap_info.ar_ptr
+  patchCopyAt<uint64_t>(bad_path, *clean, first_arena + 0x870, first_arena);
 
-  auto bad = openCore(bad_path);
-  WalkedHeap w = walk(*bad);
+  auto bad = openSnapshot(bad_path);
+  WalkedHeap w = walkHeap(*bad, "glibc");
   REQUIRE(w.error.empty());
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);

@@ -217,7 +217,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with libjemalloc pr
   if (!canRun(program))
     return;
   Dumped d = dumpProgram(program, true, "jemalloc_truth_preloaded");
-  auto snap = openCore(d.core);
+  auto snap = openSnapshot(d.core);
   checkAgainstManifest(*snap, d.manifest, false);
 
   // glibc's walker, which also detects this process (libc is mapped), claims none of it.
@@ -247,7 +247,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with libjemalloc pr
   REQUIRE(AddressSpace(*snap).tryReadU64(slab_edata, bits));
   patchCore(*snap, d.core, slab_edata, (bits & ~(0xffull << 20)) | (250ull << 20));
   patchCore(*snap, d.core, large_edata + 0x10, 0x2000);
-  snap = openCore(d.core);
+  snap = openSnapshot(d.core);
   WalkedHeap after = walkHeap(*snap, "jemalloc");
   REQUIRE(after.error.empty());
   CHECK(after.warned("has size class 250"));
@@ -269,7 +269,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with jemalloc linke
   if (!canRun(program))
     return;
   Dumped d = dumpProgram(program, false, "jemalloc_truth_static");
-  auto snap = openCore(d.core);
+  auto snap = openSnapshot(d.core);
   checkAgainstManifest(*snap, d.manifest, true);
   std::filesystem::remove(d.core);
 }

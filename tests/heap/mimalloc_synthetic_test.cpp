@@ -5,7 +5,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 #include "support/synthetic_mimalloc.h"
-#include "support/walked_heap.h"
+#include "support/heap_walk.h"
 
 #include <catch2/catch.hpp>
 #include <map>

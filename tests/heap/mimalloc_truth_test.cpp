@@ -11,7 +11,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 #include "support/test_support.h"
-#include "support/walked_heap.h"
+#include "support/heap_walk.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -41,16 +41,12 @@ WalkedHeap walk(const Snapshot &snap) {
   return w;
 }
 
-uint64_t addressOf(const nlohmann::json &entry) {
-  return *parseHexAddress(entry.at("address").get<std::string>());
-}
-
 /// The last record of each address: the program records buffers in the order it made and freed
 /// them, so a freed buffer whose address was handed out again is superseded by its reuse.
 std::map<uint64_t, nlohmann::json> latestByAddress(const std::vector<nlohmann::json> &manifest) {
   std::map<uint64_t, nlohmann::json> latest;
   for (const nlohmann::json &m : manifest)
-    latest[addressOf(m)] = m;
+    latest[manifestAddress(m)] = m;
   return latest;
 }
 
@@ -124,7 +120,7 @@ TEST_CASE("mimalloc walker finds every buffer of alloc_truth run under mimalloc"
   const PreloadedCore *core = mimallocCore();
   if (!core)
     return;
-  auto snap = openDumpOrFail(core->path);
+  auto snap = openSnapshot(core->path);
   WalkedHeap w = walk(*snap);
   std::map<std::string, uint64_t> heap_of = checkAgainstManifest(w, core->manifest);
 
@@ -160,7 +156,7 @@ TEST_CASE("mimalloc walker: frees from other threads and buffers of a thread tha
   const PreloadedCore *core = mimallocCore({"cross-thread"});
   if (!core)
     return;
-  auto snap = openDumpOrFail(core->path);
+  auto snap = openSnapshot(core->path);
   WalkedHeap w = walk(*snap);
   std::map<std::string, uint64_t> heap_of = checkAgainstManifest(w, core->manifest);
 
@@ -184,7 +180,7 @@ TEST_CASE("mimalloc walker survives a damaged core with warnings and partial res
   const PreloadedCore *core = mimallocCore();
   if (!core)
     return;
-  auto clean = openDumpOrFail(core->path);
+  auto clean = openSnapshot(core->path);
   WalkedHeap before = walk(*clean);
   REQUIRE(before.error.empty());
   auto entry = [&](const std::string &how, const std::string &thread, uint64_t usable) -> uint64_t {
@@ -238,7 +234,7 @@ TEST_CASE("mimalloc walker survives a damaged core with warnings and partial res
   patch(segmentOf(t1) + 0xd8, &cookie, 8);
   file.close();
 
-  auto bad = openDumpOrFail(bad_path);
+  auto bad = openSnapshot(bad_path);
   WalkedHeap w = walk(*bad);
   REQUIRE(w.error.empty());
   CHECK(w.seconds < 10);

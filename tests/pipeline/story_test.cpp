@@ -5,10 +5,10 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "story_checks.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -16,24 +16,6 @@ using namespace dumpsift;
 using namespace dumpsift::test;
 
 namespace {
-
-std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      lines.push_back(nlohmann::json::parse(line));
-  REQUIRE(!lines.empty());
-  return lines;
-}
-
-const Buffer *findBuffer(const Analysis &analysis, uint64_t address) {
-  for (const Buffer &b : analysis.buffers)
-    if (b.allocation.address == address)
-      return &b;
-  return nullptr;
-}
 
 // Every planted buffer of at least `min_size` usable bytes: found, exact size, kind, payload.
 void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &manifest) {
@@ -47,31 +29,7 @@ void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &ma
   REQUIRE(analysis.heaps.size() >= 1);
   CHECK(analysis.heaps[0].walker == "glibc");
 
-  std::map<std::pair<uint64_t, std::string>, uint64_t> expected_groups;
-  for (const nlohmann::json &m : manifest) {
-    uint64_t address = *parseHexAddress(m["address"].get<std::string>());
-    uint64_t usable = m["usable_size"].get<uint64_t>();
-    std::string kind = m["kind"];
-    INFO(m.dump());
-    const Buffer *b = findBuffer(analysis, address);
-    REQUIRE(b != nullptr);
-    CHECK(b->allocation.size == usable);
-    CHECK(b->allocation.state == AllocState::Used);
-    CHECK(bufferSource(analysis, *b) == "glibc");
-    CHECK(kindName(b->content.kind) == kind);
-    if (m.contains("payload_kind")) {
-      const DetailValue *payload = b->content.details.get("payload_kind");
-      REQUIRE(payload != nullptr);
-      REQUIRE(std::holds_alternative<std::string>(*payload));
-      CHECK(std::get<std::string>(*payload) == m["payload_kind"].get<std::string>());
-    }
-    if (m["name"] == "jpeg-slice") { // 128 KiB of a larger image: a truncated JPEG
-      const DetailValue *complete = b->content.details.get("complete");
-      REQUIRE(complete != nullptr);
-      CHECK(std::get<bool>(*complete) == false);
-    }
-    ++expected_groups[{usable, kind}];
-  }
+  StoryGroups expected_groups = checkPlantedBuffers(analysis, manifest, "glibc");
 
   // The story's group: 131,072- and 131,162-byte requests are both 135,152-byte mmapped chunks,
   // one size group holding both kinds.
@@ -92,18 +50,7 @@ void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &ma
   CHECK(kinds["aws-chunked"] == aws);
 
   // --group-by size,kind: the two populations stand apart.
-  options.group_by = GroupBy::SizeKind;
-  Analysis by_kind = analyze(memory, options);
-  for (const auto &[key, count] : expected_groups) {
-    INFO("size " << key.first << " kind " << key.second);
-    bool found = false;
-    for (const SizeGroup &g : by_kind.groups)
-      if (g.size == key.first && g.kind && kindName(*g.kind) == key.second) {
-        found = true;
-        CHECK(g.count == count);
-      }
-    CHECK(found);
-  }
+  checkKindGroups(memory, options, expected_groups);
 
   // The summary tells the story at a glance.
   std::ostringstream text;
@@ -118,7 +65,7 @@ void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &ma
 
 TEST_CASE("the committed story core: every planted buffer at its exact address, size and kind") {
   checkPlanted(unpackedFixture("cores/story.core.xz"),
-               readManifest(sourceDir() + "/fixtures/cores/story.manifest.jsonl"));
+               readJsonLines(sourceDir() + "/fixtures/cores/story.manifest.jsonl"));
 }
 
 TEST_CASE("a live story process dumped with gcore: every planted buffer found") {

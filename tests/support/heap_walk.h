@@ -1,5 +1,6 @@
-// One heap walker's walk of a whole snapshot, kept for the tests to look at (header-only: it
-// needs the heap layer, which dumpsift_test_support does not link).
+// Helpers for the heap walkers' tests: one walk of a snapshot by a registered walker, kept whole
+// for a test to look at, and reads of a dump and patches of a copy of it at process addresses (to
+// corrupt a real core). Header-only, so that only the tests that walk heaps need the heap layer.
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
@@ -8,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,25 +19,29 @@
 
 namespace dumpsift::test {
 
-/// What one walk produced: the allocations in report order, indexed by address.
+/// What one walker reported about one snapshot.
 struct WalkedHeap {
-  std::vector<Allocation> allocations;
+  std::vector<Allocation> allocations; // in the order reported
   std::map<uint64_t, size_t> by_address;
   HeapWalkResult result;
   std::vector<Diagnostic> warnings;
-  std::string error; // the walk's error, empty when it succeeded
-  double seconds = 0;
+  std::string error;     // the walk's Error, when it failed
+  bool detected = false; // what the walker's detect said
+  double seconds = 0;    // the walk's wall time
 
+  /// The allocation at user address `address`, or nullptr.
   const Allocation *at(uint64_t address) const {
     auto it = by_address.find(address);
     return it == by_address.end() ? nullptr : &allocations[it->second];
   }
+  /// The value of the fact `key`, or "".
   std::string fact(const std::string &key) const {
     for (const auto &[k, v] : result.facts)
       if (k == key)
         return v;
     return "";
   }
+  /// True when a warning's "where: message" contains `text`.
   bool warned(const std::string &text) const {
     for (const Diagnostic &d : warnings)
       if ((d.where + ": " + d.message).find(text) != std::string::npos)
@@ -43,36 +50,23 @@ struct WalkedHeap {
   }
 };
 
-/// The dump at `path` (FAILs when it cannot be opened).
-inline std::unique_ptr<Snapshot> openCore(const std::string &path) {
-  auto snap = openDump(path);
-  if (!snap)
-    FAIL("cannot open " << path << ": " << llvm::toString(snap.takeError()));
-  return std::move(*snap);
-}
-
-/// The "address" ("0x...") of a fixture program's manifest line.
-inline uint64_t manifestAddress(const nlohmann::json &entry) {
-  return *parseHexAddress(entry.at("address").get<std::string>());
-}
-
-/// The registered walker called `name` (FAILs when there is none).
-inline const HeapWalker &registeredWalker(llvm::StringRef name) {
+/// The registered walker `name` (FAILs when there is none).
+inline const HeapWalker &walkerNamed(llvm::StringRef name) {
   for (const auto &w : heapWalkers())
     if (w->name() == name)
       return *w;
-  FAIL("no " << name.str() << " walker in the registry");
+  FAIL("no walker named " << name.str() << " in the registry");
   return *heapWalkers().front();
 }
 
-/// Runs the registered walker `name` over `snap`; REQUIREs that it detects the snapshot.
-inline WalkedHeap walkHeap(const Snapshot &snap, llvm::StringRef name) {
-  const HeapWalker &walker = registeredWalker(name);
-  AddressSpace memory(snap);
-  Diagnostics diags;
+/// Runs `walker`'s detect and walk over `snapshot` (whatever detect says); each warning is also
+/// logged for a failing check.
+inline WalkedHeap walkHeap(const HeapWalker &walker, const Snapshot &snapshot) {
+  AddressSpace memory(snapshot);
   WalkedHeap w;
-  REQUIRE(walker.detect(memory));
-  auto t0 = std::chrono::steady_clock::now();
+  w.detected = walker.detect(memory);
+  Diagnostics diags;
+  const auto start = std::chrono::steady_clock::now();
   auto result = walker.walk(
       memory,
       [&](const Allocation &a) {
@@ -80,13 +74,69 @@ inline WalkedHeap walkHeap(const Snapshot &snap, llvm::StringRef name) {
         w.allocations.push_back(a);
       },
       diags);
-  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!result)
-    w.error = llvm::toString(result.takeError());
-  else
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result)
     w.result = std::move(*result);
+  else
+    w.error = llvm::toString(result.takeError());
   w.warnings = diags.warnings();
+  for (const Diagnostic &d : w.warnings)
+    UNSCOPED_INFO("warning " << d.where << ": " << d.message);
   return w;
+}
+
+/// Runs the registered walker `name` over `snapshot`; REQUIREs that it detects its heaps unless
+/// `must_detect` is false.
+inline WalkedHeap walkHeap(const Snapshot &snapshot, llvm::StringRef name,
+                           bool must_detect = true) {
+  WalkedHeap w = walkHeap(walkerNamed(name), snapshot);
+  if (must_detect)
+    REQUIRE(w.detected);
+  return w;
+}
+
+/// The dump at `path` (FAILs with the reason when it cannot be opened).
+inline std::unique_ptr<Snapshot> openSnapshot(const std::string &path) {
+  auto snapshot = openDump(path);
+  if (!snapshot)
+    FAIL("cannot open " << path << ": " << llvm::toString(snapshot.takeError()));
+  return std::move(*snapshot);
+}
+
+/// The "address" ("0x...") of a fixture program's manifest line.
+inline uint64_t manifestAddress(const nlohmann::json &entry) {
+  return *parseHexAddress(entry.at("address").get<std::string>());
+}
+
+/// The offset in the dump file behind `snapshot` of the captured process address `addr`.
+inline uint64_t fileOffsetOf(const Snapshot &snapshot, uint64_t addr) {
+  AddressSpace memory(snapshot);
+  const MemoryRange *range = memory.rangeContaining(addr);
+  REQUIRE(range != nullptr);
+  return static_cast<uint64_t>(range->bytes.data() -
+                               reinterpret_cast<const uint8_t *>(snapshot.file->getBufferStart())) +
+         (addr - range->start);
+}
+
+/// The little-endian T at process address `addr` (REQUIREs that it is captured).
+template <typename T> T readAt(const Snapshot &snapshot, uint64_t addr) {
+  AddressSpace memory(snapshot);
+  const uint8_t *p = memory.tryView(addr, sizeof(T));
+  REQUIRE(p != nullptr);
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+/// Writes `value` at process address `addr` into the file `copy`, a byte-for-byte copy of the
+/// dump behind `snapshot`, in place: a corrupted core without reading the dump into memory.
+template <typename T>
+void patchCopyAt(const std::string &copy, const Snapshot &snapshot, uint64_t addr, T value) {
+  std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(file.good());
+  file.seekp(static_cast<std::streamoff>(fileOffsetOf(snapshot, addr)));
+  file.write(reinterpret_cast<const char *>(&value), sizeof(T));
+  REQUIRE(file.good());
 }
 
 } // namespace dumpsift::test

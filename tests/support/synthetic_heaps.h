@@ -1,8 +1,8 @@
 // Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
-// shapes: regions that writes fill in (and a snapshot over them), and the CoreCLR and Mono
-// structures written field by field from the layouts in docs/heap-managed.md (not from the
-// walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
-// too.
+// shapes: regions that writes fill in, a snapshot over them, and the CoreCLR, Mono and musl
+// mallocng structures written field by field from the layouts in docs/heap-managed.md and
+// docs/heap-musl.md (not from the walkers' own tables). Header-only and free of Catch2, so
+// tests/fuzz/make_seeds.cpp can use it too.
 #pragma once
 
 #include "dumpsift/dump/snapshot.h"
@@ -81,6 +81,8 @@ public:
   }
   /// Adds an auxiliary vector entry (AT_ENTRY = 9 tells the executable).
   void addAuxv(uint64_t type, uint64_t value) { auxv_.emplace_back(type, value); }
+  /// Names the file behind the region at `start` (its bytes stay).
+  void nameFile(uint64_t start, const std::string &file) { files_[start] = file; }
 
   /// The snapshot over the regions as they are now (bytes are not copied).
   const Snapshot &snapshot() {
@@ -178,6 +180,160 @@ inline void putMonoLosArray(FakeMemory &m, uint64_t header, uint64_t next, uint3
   m.put64(header + 8, (32 + uint64_t(length) + 7) & ~uint64_t(7));
   m.put64(header + 24, vtable | 2);
   m.put32(header + 48, length);
+}
+
+// --- musl mallocng ---------------------------------------------------------------------------
+// musl 1.2.3 src/malloc/mallocng/meta.h, x86-64 (docs/heap-musl.md): malloc_context {secret @0,
+// init_done @8, meta_area_head @0x38, meta_area_tail @0x40; 0x3a0 bytes}; meta_area {check @0,
+// next @8, nslots @0x10, 101 metas of 40 bytes from @0x18}; meta {prev @0, next @8, mem @0x10,
+// avail_mask @0x18, freed_mask @0x1c, last_idx:5 freeable:1 sizeclass:6 maplen:52 @0x20}; group
+// {meta @0, active_idx @8, slots from @16}; a slot's 4-byte in-band header before its user pointer.
+
+inline void putMusl16(FakeMemory &m, uint64_t addr, uint16_t v) {
+  m.put8(addr, uint8_t(v)), m.put8(addr + 1, uint8_t(v >> 8));
+}
+
+/// musl's malloc_context at `ctx`, initialised, with its meta-area chain from `head` to `tail`.
+inline void putMuslContext(FakeMemory &m, uint64_t ctx, uint64_t secret, uint64_t head,
+                           uint64_t tail) {
+  m.put64(ctx, secret), m.put32(ctx + 8, 1);
+  m.put64(ctx + 0x38, head), m.put64(ctx + 0x40, tail);
+  m.put8(ctx + 0x39f, 0);
+}
+
+/// A 4 KiB meta area at `area` (the whole page written) whose chain goes on at `next`.
+inline void putMuslMetaArea(FakeMemory &m, uint64_t area, uint64_t secret, uint64_t next) {
+  m.put64(area, secret), m.put64(area + 8, next), m.put32(area + 0x10, 101);
+  m.put8(area + 0xfff, 0);
+}
+
+/// The struct meta at `meta` of a group at `mem` (slots 0..last_idx), and the group's header,
+/// which points back at it.
+inline void putMuslGroup(FakeMemory &m, uint64_t meta, uint64_t mem, uint32_t avail, uint32_t freed,
+                         unsigned last_idx, bool freeable, unsigned sizeclass, uint64_t maplen) {
+  m.put64(meta, meta), m.put64(meta + 8, meta); // alone on its active list
+  m.put64(meta + 0x10, mem);
+  m.put32(meta + 0x18, avail), m.put32(meta + 0x1c, freed);
+  m.put64(meta + 0x20,
+          last_idx | uint64_t(freeable) << 5 | uint64_t(sizeclass) << 6 | maplen << 12);
+  m.put64(mem, meta), m.put8(mem + 8, uint8_t(last_idx));
+}
+
+/// Slot `index` of the group at `mem`, [start, end + 4), holding `n` bytes from the user pointer
+/// `p`, as enframe, aligned_alloc and set_size write it: an offset header at the slot start when
+/// p is not it (the distance in units, truncated to 16 bits), the offset from the group's storage
+/// at p-2 (or as a u32 at p-8 with p[-4] = 1 when it needs more than 16 bits), the index and the
+/// reserved count at p-3 (the count as a u32 at end-4 when it is 5 or more), zero at end.
+inline void putMuslUsedSlot(FakeMemory &m, uint64_t mem, unsigned index, uint64_t start,
+                            uint64_t end, uint64_t p, uint64_t n) {
+  if (p != start) {
+    m.put8(start - 3, 7 << 5);
+    putMusl16(m, start - 2, uint16_t((p - start) / 16));
+  }
+  const uint64_t units = (p - mem - 16) / 16;
+  if (units > 0xffff) {
+    m.put8(p - 4, 1), m.put32(p - 8, uint32_t(units)), putMusl16(m, p - 2, 0);
+  } else {
+    m.put8(p - 4, 0), putMusl16(m, p - 2, uint16_t(units));
+  }
+  uint64_t reserved = end - p - n;
+  if (reserved >= 5) {
+    m.put32(end - 4, uint32_t(reserved)), m.put8(end - 5, 0);
+    reserved = 5;
+  }
+  m.put8(p - 3, uint8_t(index | reserved << 5));
+  m.put8(end, 0);
+}
+
+/// A slot freed at the user pointer `p`: free() marks p[-3] 0xff and zeroes the offset at p-2;
+/// an offset header at the slot start, if any, stays.
+inline void putMuslFreedSlot(FakeMemory &m, uint64_t start, uint64_t end, uint64_t p) {
+  if (p != start) {
+    m.put8(start - 3, 7 << 5);
+    putMusl16(m, start - 2, uint16_t((p - start) / 16));
+  }
+  m.put8(p - 3, 0xff), putMusl16(m, p - 2, 0);
+  m.put8(end, 0);
+}
+
+/// One slot as the musl walker must report it.
+struct MuslSlot {
+  uint64_t address, size;
+  bool used, mmapped;
+};
+
+/// Where putMuslHeap put things, and every slot it laid, in address order.
+struct MuslHeap {
+  static constexpr uint64_t kData = 0x400000; // the executable's data page: ctx, a donated group
+  static constexpr uint64_t kCtx = kData + 0x100;
+  static constexpr uint64_t kDonated = kData + 0x800;
+  static constexpr uint64_t kAreas = 0x10000000;   // two meta areas (a brk heap)
+  static constexpr uint64_t kGroup = 0x20000000;   // a mapping: 5 slots of 288 bytes, one nested
+  static constexpr uint64_t kMmapped = 0x30000000; // an 8000-byte malloc in its own mapping
+  static constexpr uint64_t kSecret = 0x5ec7e75ec7e75ec7;
+  uint64_t nested = 0; // the group in the last slot of kGroup
+  uint64_t group_meta = 0, nested_meta = 0;
+  std::vector<MuslSlot> slots;
+};
+
+/// A small musl heap covering each kind of group and slot: a group in its own mapping (used slots
+/// at the slot start and behind an offset header, with reserved counts in the header and at the
+/// slot end; a slot freed behind an offset header; a never-used slot) whose last slot holds a
+/// nested group of a smaller class (used and freed slots); an individually mmapped allocation at
+/// a cycled offset; a donated group in the executable's data; a freed meta. The regions are
+/// anonymous: the caller may name a file for MuslHeap::kData.
+inline MuslHeap putMuslHeap(FakeMemory &m) {
+  MuslHeap h;
+  const uint64_t area_a = MuslHeap::kAreas, area_b = MuslHeap::kAreas + 0x1000;
+  m.addRegion(MuslHeap::kData, 0x1000);
+  m.addRegion(MuslHeap::kAreas, 0x2000);
+  m.addRegion(MuslHeap::kGroup, 0x1000);
+  m.addRegion(MuslHeap::kMmapped, 0x2000);
+  putMuslContext(m, MuslHeap::kCtx, MuslHeap::kSecret, area_a, area_b);
+  putMuslMetaArea(m, area_a, MuslHeap::kSecret, area_b);
+  putMuslMetaArea(m, area_b, MuslHeap::kSecret, 0);
+  auto meta = [&](unsigned i) { return area_a + 0x18 + 40 * uint64_t(i); };
+
+  // The donated group: class 3 (64-byte slots), one slot, never used (free since donate()).
+  const uint64_t d = MuslHeap::kDonated;
+  putMuslGroup(m, meta(3), d, 0, 1, 0, false, 3, 0);
+  putMuslFreedSlot(m, d + 16, d + 16 + 60, d + 16);
+  h.slots.push_back({d + 16, 60, false, false});
+
+  // The mapped group: class 12 (288-byte slots), slots 0-4; 2 freed, 3 available, 4 nested.
+  const uint64_t g = MuslHeap::kGroup, stride = 288;
+  h.group_meta = meta(0);
+  putMuslGroup(m, h.group_meta, g, 1u << 3, 1u << 2, 4, true, 12, 1);
+  auto slot = [&](unsigned i) { return g + 16 + stride * i; };
+  putMuslUsedSlot(m, g, 0, slot(0), slot(1) - 4, slot(0), 100); // reserved 184: at the end
+  h.slots.push_back({slot(0), 100, true, false});
+  putMuslUsedSlot(m, g, 1, slot(1), slot(2) - 4, slot(1) + 32, 250); // reserved 2: in the header
+  h.slots.push_back({slot(1) + 32, 250, true, false});
+  putMuslFreedSlot(m, slot(2), slot(3) - 4, slot(2) + 16);
+  h.slots.push_back({slot(2) + 16, stride - 4 - 16, false, false});
+  h.slots.push_back({slot(3), stride - 4, false, false});
+  // Slot 4 holds a group of class 2 (48-byte slots), slots 0-2: used, used, freed.
+  h.nested = slot(4);
+  h.nested_meta = meta(1);
+  m.put8(h.nested - 4, 0), m.put8(h.nested - 3, 4 | 6 << 5), putMusl16(m, h.nested - 2, 4 * 18);
+  putMuslGroup(m, h.nested_meta, h.nested, 0, 1u << 2, 2, true, 2, 0);
+  auto inner = [&](unsigned i) { return h.nested + 16 + 48 * i; };
+  putMuslUsedSlot(m, h.nested, 0, inner(0), inner(1) - 4, inner(0), 44); // fills the slot
+  h.slots.push_back({inner(0), 44, true, false});
+  putMuslUsedSlot(m, h.nested, 1, inner(1), inner(2) - 4, inner(1), 10);
+  h.slots.push_back({inner(1), 10, true, false});
+  putMuslFreedSlot(m, inner(2), inner(3) - 4, inner(2));
+  h.slots.push_back({inner(2), 44, false, false});
+
+  // The mmapped allocation (class 63, 2 pages): 8000 bytes 48 bytes into its one slot.
+  const uint64_t big = MuslHeap::kMmapped;
+  putMuslGroup(m, meta(2), big, 0, 0, 0, true, 63, 2);
+  putMuslUsedSlot(m, big, 0, big + 16, big + 0x2000 - 4, big + 16 + 48, 8000);
+  h.slots.push_back({big + 16 + 48, 8000, true, true});
+
+  // A freed meta: zeroed, then queued on free_meta_head.
+  m.put64(meta(4), meta(4)), m.put64(meta(4) + 8, meta(4));
+  return h;
 }
 
 } // namespace dumpsift::test

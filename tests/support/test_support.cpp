@@ -51,6 +51,15 @@ bool canRunGcore() {
   return ok;
 }
 
+bool needs(bool available, const std::string &missing) {
+  if (available)
+    return true;
+  if (std::getenv("CI"))
+    FAIL("needed under CI: " << missing);
+  WARN("SKIPPED: " << missing);
+  return false;
+}
+
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {
   int out_pipe[2];
   REQUIRE(pipe(out_pipe) == 0);
@@ -156,6 +165,17 @@ CommandResult runCommand(const std::string &command_line) {
   result.err.assign(std::istreambuf_iterator<char>(err), {});
   fs::remove(err_path);
   return result;
+}
+
+std::vector<nlohmann::json> readJsonLines(const std::string &path) {
+  std::ifstream in(path);
+  INFO("cannot read " << path);
+  REQUIRE(in.good());
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      out.push_back(nlohmann::json::parse(line));
+  return out;
 }
 
 std::vector<uint8_t> readFileBytes(const std::string &path) {

@@ -20,6 +20,11 @@ std::string scratchDir(const std::string &name);
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
 
+/// True when `available`. Otherwise says what is `missing` and returns false, and the caller
+/// returns: a FAIL under CI (`CI` set), where a test that needs a tool or a runtime must never
+/// pass by skipping; a WARN elsewhere.
+bool needs(bool available, const std::string &missing);
+
 /// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
 class LiveProcess {
@@ -60,6 +65,9 @@ struct CommandResult {
   std::string err;
 };
 CommandResult runCommand(const std::string &command_line);
+
+/// The JSON objects of a file of JSON lines (a manifest); blank lines are skipped.
+std::vector<nlohmann::json> readJsonLines(const std::string &path);
 
 /// The whole file as bytes (REQUIREs it is readable).
 std::vector<uint8_t> readFileBytes(const std::string &path);
