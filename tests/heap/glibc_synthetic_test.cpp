@@ -183,7 +183,7 @@ TEST_CASE("glibc walker reports every chunk of a hand-built process") {
   buildProcess(d);
   auto snap = d.snapshot();
   AddressSpace memory(*snap);
-  CHECK(registeredWalker("glibc").detect(memory));
+  CHECK(walkerNamed("glibc").detect(memory));
   WalkedHeap w = walk(*snap);
   REQUIRE(w.error.empty());
   CHECK(w.warnings.empty());
@@ -447,7 +447,7 @@ TEST_CASE("glibc walker refuses 32-bit processes with a reason") {
   d.map(0x8000000, 0x1000, true, "/usr/lib/i386-linux-gnu/libc.so.6");
   auto snap = d.snapshot();
   AddressSpace memory(*snap);
-  CHECK(registeredWalker("glibc").detect(memory));
+  CHECK(walkerNamed("glibc").detect(memory));
   WalkedHeap w = walk(*snap);
   CHECK(w.error.find("64-bit little-endian") != std::string::npos);
   CHECK(w.error.find("32-bit") != std::string::npos);
@@ -459,9 +459,9 @@ TEST_CASE("glibc walker does not claim processes without glibc") {
   auto snap = d.snapshot();
   snap->system.os = "windows";
   AddressSpace memory(*snap);
-  CHECK_FALSE(registeredWalker("glibc").detect(memory));
+  CHECK_FALSE(walkerNamed("glibc").detect(memory));
   snap->system.os = "linux";
-  CHECK_FALSE(registeredWalker("glibc").detect(memory));
+  CHECK_FALSE(walkerNamed("glibc").detect(memory));
   WalkedHeap w = walk(*snap);
   CHECK(w.error.find("no glibc heap") != std::string::npos);
 }

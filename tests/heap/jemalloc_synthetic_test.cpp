@@ -203,9 +203,9 @@ TEST_CASE("jemalloc walker survives hostile heaps") {
     Synthetic s;
     s.process.put64(H::kIndex2Size, 9);
     AddressSpace memory(s.process.snapshot());
-    CHECK_FALSE(registeredWalker("jemalloc").detect(memory));
+    CHECK_FALSE(walkerNamed("jemalloc").detect(memory));
     Diagnostics diags;
-    auto result = registeredWalker("jemalloc")
+    auto result = walkerNamed("jemalloc")
                       .walk(
                           memory, [](const Allocation &) {}, diags);
     REQUIRE_FALSE(static_cast<bool>(result));

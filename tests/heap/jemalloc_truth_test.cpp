@@ -222,7 +222,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with libjemalloc pr
 
   // glibc's walker, which also detects this process (libc is mapped), claims none of it.
   AddressSpace memory(*snap);
-  if (registeredWalker("glibc").detect(memory)) {
+  if (walkerNamed("glibc").detect(memory)) {
     WalkedHeap glibc = walkHeap(*snap, "glibc");
     CHECK(glibc.allocations.empty());
   }

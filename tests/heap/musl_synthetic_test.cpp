@@ -32,7 +32,7 @@ void checkSlots(const WalkedHeap &w, const std::vector<MuslSlot> &expected) {
 
 bool detects(FakeProcess &p) {
   AddressSpace memory(p.snapshot());
-  return registeredWalker("musl").detect(memory);
+  return walkerNamed("musl").detect(memory);
 }
 
 } // namespace
