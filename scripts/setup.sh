@@ -10,6 +10,8 @@ packages=(
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
+  # gperftools 2.10: tcmalloc preloaded (minimal and full) and linked in, for the tcmalloc walker
+  libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

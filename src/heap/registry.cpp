@@ -2,6 +2,7 @@
 #include "dumpsift/heap/walker.h"
 #include "glibc/glibc_walker.h"
 #include "managed/walkers.h"
+#include "tcmalloc/tcmalloc_walker.h"
 
 namespace dumpsift {
 
@@ -40,6 +41,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeGlibcWalker());
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
+    list.push_back(makeTcmallocWalker());
     return list;
   }();
   return walkers;
