@@ -160,6 +160,10 @@ int fuzzManagedWalkers(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"coreclr", "mono"});
 }
 
+int fuzzTcmallocWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"tcmalloc"});
+}
+
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
   checkResult(sniff(buffer), size);
@@ -199,6 +203,7 @@ const std::vector<Target> &targets() {
       {"minidump", fuzzMinidump},
       {"glibc_walker", fuzzGlibcWalker},
       {"managed_walkers", fuzzManagedWalkers},
+      {"tcmalloc_walker", fuzzTcmallocWalker},
       {"sniff", fuzzSniff},
   };
   return list;

@@ -3,6 +3,7 @@
 //
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
+//   dumpsift_fuzz_seeds tcmalloc-synthetic OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -10,11 +11,14 @@
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// tests/managed/managed_synthetic_test.cpp checks; tcmalloc-synthetic writes the hand-laid
+// tcmalloc heap of tests/support/synthetic_tcmalloc.h (tcmalloc_heap.proc), the shape
+// tests/heap/tcmalloc_synthetic_test.cpp checks.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
 #include "support/synthetic_heaps.h"
+#include "support/synthetic_tcmalloc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +81,26 @@ private:
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
 };
 
+/// Writes each (file, bytes) of `seeds` into `dir` and says what the walkers of `mode` find in it;
+/// exit status 0 on success, 2 with a message otherwise.
+int writeSeeds(const std::string &mode, const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds) {
+  for (const auto &[file, bytes] : seeds) {
+    std::ofstream out(dir + "/" + file, std::ios::binary);
+    out.write(bytes.data(), bytes.size());
+    if (!out) {
+      std::cerr << "dumpsift_fuzz_seeds: cannot write " << dir << "/" << file << "\n";
+      return 2;
+    }
+    auto decoded =
+        fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+    std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
+              << walkAll(mode, AddressSpace(*decoded), nullptr, nullptr, true)
+              << " allocations found\n";
+  }
+  return 0;
+}
+
 /// Writes the synthetic managed seeds into `dir`.
 int writeSynthetic(const std::string &dir) {
   constexpr uint64_t types = 0x10000;
@@ -132,20 +156,20 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
-  for (const auto &[file, bytes] : seeds) {
-    std::ofstream out(dir + "/" + file, std::ios::binary);
-    out.write(bytes.data(), bytes.size());
-    if (!out) {
-      std::cerr << "dumpsift_fuzz_seeds: cannot write " << dir << "/" << file << "\n";
-      return 2;
-    }
-    auto decoded =
-        fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-    std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
-              << walkAll("managed", AddressSpace(*decoded), nullptr, nullptr, true)
-              << " allocations found\n";
-  }
-  return 0;
+  return writeSeeds("managed", dir, seeds);
+}
+
+/// Writes the synthetic tcmalloc seed into `dir`: the heap of synthetic_tcmalloc.h, its image data
+/// in a file-backed region (any file: the walker finds tcmalloc by its data).
+int writeTcmallocSynthetic(const std::string &dir) {
+  using H = test::TcmallocHeap;
+  SeedBuilder b;
+  b.region(H::kData, H::kDataSize, 7);
+  b.region(H::kMeta, H::kMetaSize);
+  b.region(H::kLeaf, H::kLeafSize);
+  b.region(H::kHeap, H::kHeapSize);
+  test::putTcmallocHeap(b);
+  return writeSeeds("tcmalloc", dir, {{"tcmalloc_heap.proc", b.encode()}});
 }
 
 /// Runs the walkers of `mode` that detect their heaps over `memory`; returns how many allocations
@@ -156,7 +180,9 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" ? walker->name() == "glibc" : walker->name() != "glibc";
+    bool wanted = mode == "glibc"      ? walker->name() == "glibc"
+                  : mode == "tcmalloc" ? walker->name() == "tcmalloc"
+                                       : walker->name() == "coreclr" || walker->name() == "mono";
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -185,6 +211,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
 int main(int argc, char **argv) {
   if (argc == 3 && std::string(argv[1]) == "synthetic")
     return writeSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "tcmalloc-synthetic")
+    return writeTcmallocSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

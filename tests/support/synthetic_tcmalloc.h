@@ -139,6 +139,7 @@ inline void putTcmallocHeap(FakeMemory &m) {
   for (unsigned k = 0; k < 32; ++k) // the used objects hold something
     if (k != 3 && k != 7 && k != 10 && k != 11 && (k < 20 || k > 23))
       m.put64(H::object(k), 0x5a5a5a5a00000000 | k);
+  m.put8(H::spanAddress(H::kSmall) + H::kPage - 1, 0); // a seed captures the whole page
 
   // central_cache_[k] (1216 bytes): lock_ @0, size_class_ @8, empty_ @0x10, nonempty_ @0x40,
   // tc_slots_[64] {head, tail} @0x80, used_slots_ @0x480, cache_size_ @0x484.
