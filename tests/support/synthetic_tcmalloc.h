@@ -89,6 +89,9 @@ inline void putSpanList(FakeMemory &m, uint64_t sentinel, uint64_t span) {
 /// of its k...Size), which the caller has added.
 inline void putTcmallocHeap(FakeMemory &m) {
   using H = TcmallocHeap;
+  // The image is an ELF file: its first bytes (here, of its data) are an ELF header's magic.
+  m.putBytes(H::kData, "\x7f"
+                       "ELF");
   // SizeMap: class_array_ u8[2169] @0, num_objects_to_move_ i32[128] @0x87c, class_to_size_
   // i32[128] @0xa7c, class_to_pages_ u64[128] @0xc80, num_size_classes @0x1080.
   for (unsigned c = 1; c < H::kClassCount; ++c) {

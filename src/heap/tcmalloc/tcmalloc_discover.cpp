@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace dumpsift::tcmalloc {
@@ -23,14 +24,23 @@ namespace {
 /// Spans taken from the central lists to find and check the page map root.
 constexpr unsigned kMaxAnchorSpans = 32;
 
-/// The writable data of every image, by path: each writable file-backed region and the anonymous
-/// writable region right after it (the rest of that image's .bss).
-std::map<std::string, std::vector<DataRange>> imageData(const Snapshot &snapshot) {
+/// The writable data of every ELF image, by path: each writable image region and the anonymous
+/// writable region right after it (the rest of that image's .bss). Files mapped for their data
+/// (the module's first bytes are captured and are not an ELF header) are left out.
+std::map<std::string, std::vector<DataRange>> imageData(const AddressSpace &memory) {
+  const Snapshot &snapshot = memory.snapshot();
+  std::set<std::string> not_elf;
+  for (const Module &m : snapshot.modules)
+    if (const uint8_t *p = memory.tryView(m.start, 4); p && std::memcmp(p,
+                                                                        "\x7f"
+                                                                        "ELF",
+                                                                        4) != 0)
+      not_elf.insert(m.path);
   std::map<std::string, std::vector<DataRange>> out;
   const std::vector<Region> &regions = snapshot.regions;
   for (size_t i = 0; i < regions.size(); ++i) {
     const Region &r = regions[i];
-    if (r.backing_file.empty() || !r.perms.write)
+    if (r.cls != RegionClass::Image || !r.perms.write || not_elf.count(r.backing_file))
       continue;
     std::vector<DataRange> &data = out[r.backing_file];
     data.push_back({r.start, r.end()});
@@ -196,7 +206,7 @@ std::optional<SizeMapHit> findSizeMap(const AddressSpace &memory, unsigned *othe
   static constexpr uint8_t kNeedle[12] = {0, 0, 0, 0, 8, 0, 0, 0, 16, 0, 0, 0};
   std::optional<SizeMapHit> found;
   unsigned extra = 0;
-  for (auto &[image, data] : imageData(memory.snapshot())) {
+  for (auto &[image, data] : imageData(memory)) {
     forEachCaptured(memory, data, [&](uint64_t addr, const uint8_t *bytes, uint64_t size) {
       const uint8_t *at = bytes, *end = bytes + size;
       while (at < end) {
