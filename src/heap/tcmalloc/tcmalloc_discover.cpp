@@ -296,13 +296,12 @@ llvm::Expected<Globals> findGlobals(const AddressSpace &memory, SizeMapHit size_
                                                " spans of the central lists to themselves");
 
   // (4) ThreadCache::thread_heaps_ (and any other global that points at a list head).
-  llvm::DenseSet<uint64_t> heads;
+  llvm::DenseSet<uint64_t> checked; // each pointed-at address is checked once
   forEachPointerWord(memory, data, [&](uint64_t, uint64_t cache) {
     uint64_t prev = 1;
-    if (heads.count(cache) || !isThreadCache(memory, cache, classes) ||
+    if (!checked.insert(cache).second || !isThreadCache(memory, cache, classes) ||
         !memory.tryReadU64(cache + kThreadCache.prev, prev) || prev != 0)
       return;
-    heads.insert(cache);
     g.thread_cache_heads.push_back(cache);
   });
   std::sort(g.thread_cache_heads.begin(), g.thread_cache_heads.end());
