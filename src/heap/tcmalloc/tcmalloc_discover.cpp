@@ -206,7 +206,9 @@ std::optional<SizeMapHit> findSizeMap(const AddressSpace &memory, unsigned *othe
   // 8, which memchr finds fast in a .bss of zeros (and in the 0x80 bytes of the page map cache).
   std::optional<SizeMapHit> found;
   unsigned extra = 0;
-  for (auto &[image, data] : imageData(memory)) {
+  for (const auto &entry : imageData(memory)) {
+    const std::string &image = entry.first; // no structured binding: clang 14 cannot capture one
+    const std::vector<DataRange> &data = entry.second;
     forEachCaptured(memory, data, [&](uint64_t addr, const uint8_t *bytes, uint64_t size) {
       const uint8_t *end = bytes + size;
       for (const uint8_t *at = bytes + std::min<uint64_t>(size, 4); at + 8 <= end; ++at) {
