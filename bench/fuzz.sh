@@ -4,14 +4,14 @@
 #   bench/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
 #
 # SECONDS per target (default 600); BUILD_DIR is a -DDUMPSIFT_FUZZ=ON build (default build-fuzz);
-# TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers sniff.
-# Each run starts
-# from the seeds in fixtures/corpus/<target>/ and keeps what it finds in BUILD_DIR/fuzz-work/<target>/
-# (the committed corpus stays small). A crash, leak, timeout (-timeout=5) or out-of-memory
-# (-rss_limit_mb=2048) stops the target and leaves the input in fixtures/corpus/crashes/; fix it,
-# then move the file to fixtures/corpus/<target>/regress-<what>. Prints one line per target:
-# executions per second, coverage (cov: edges, ft: features), corpus size, result. Exit status 1
-# when any target failed.
+# TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers
+# mimalloc_walker musl_walker tcmalloc_walker sniff.
+# Each run starts from the seeds in fixtures/corpus/<target>/ and keeps what it finds in
+# BUILD_DIR/fuzz-work/<target>/ (the committed corpus stays small). A crash, leak, timeout
+# (-timeout=5) or out-of-memory (-rss_limit_mb=2048) stops the target and leaves the input in
+# fixtures/corpus/crashes/; fix it, then move the file to fixtures/corpus/<target>/regress-<what>.
+# Prints one line per target: executions per second, coverage (cov: edges, ft: features), corpus
+# size, result. Exit status 1 when any target failed.
 set -uo pipefail
 
 seconds=600
@@ -27,7 +27,8 @@ shift $((OPTIND - 1))
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${build:-$root/build-fuzz}" && pwd)"
 targets=("$@")
-((${#targets[@]})) || targets=(elf_core minidump glibc_walker jemalloc_walker managed_walkers sniff)
+((${#targets[@]})) || targets=(elf_core minidump glibc_walker jemalloc_walker managed_walkers
+  mimalloc_walker musl_walker tcmalloc_walker sniff)
 crashes="$root/fixtures/corpus/crashes"
 mkdir -p "$crashes" "$build/fuzz-work"
 

@@ -5,6 +5,7 @@
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
 #include "musl/musl_walker.h"
+#include "tcmalloc/tcmalloc_walker.h"
 
 namespace dumpsift {
 
@@ -46,6 +47,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
     list.push_back(makeMuslWalker());
+    list.push_back(makeTcmallocWalker());
     return list;
   }();
   return walkers;

@@ -111,6 +111,8 @@ Json bufferJson(const Analysis &analysis, const Buffer &b) {
   }
   if (a.mmapped)
     j["mmapped"] = true;
+  if (a.whole_pages)
+    j["whole_pages"] = true;
   if (a.arena)
     j["arena"] = hexAddress(a.arena);
   if (a.data_offset)

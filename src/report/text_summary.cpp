@@ -70,14 +70,17 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
   return out;
 }
 
-/// The heap whose walker made the group's buffers, when that walker's sizes are size classes;
-/// nullptr otherwise.
+/// The heap whose walker made the group's buffers, when that walker's sizes are size classes
+/// and no buffer of the group is sized in whole pages instead; nullptr otherwise.
 const HeapWalkResult *sizeClassHeap(const Analysis &analysis, const SizeGroup &g) {
   if (g.members.empty())
     return nullptr;
   const Buffer &first = analysis.buffers[g.members.front()];
   if (first.source >= analysis.heaps.size() || !analysis.heaps[first.source].size_classes)
     return nullptr;
+  for (size_t i : g.members)
+    if (analysis.buffers[i].allocation.whole_pages)
+      return nullptr;
   return &analysis.heaps[first.source];
 }
 

@@ -171,6 +171,9 @@ int fuzzMimallocWalker(const uint8_t *data, size_t size) {
 int fuzzMuslWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"musl"});
 }
+int fuzzTcmallocWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"tcmalloc"});
+}
 
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
@@ -214,6 +217,7 @@ const std::vector<Target> &targets() {
       {"managed_walkers", fuzzManagedWalkers},
       {"mimalloc_walker", fuzzMimallocWalker},
       {"musl_walker", fuzzMuslWalker},
+      {"tcmalloc_walker", fuzzTcmallocWalker},
       {"sniff", fuzzSniff},
   };
   return list;

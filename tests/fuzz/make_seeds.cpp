@@ -6,6 +6,7 @@
 //   dumpsift_fuzz_seeds synthetic-jemalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-musl OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-tcmalloc OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -17,13 +18,16 @@
 // of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc);
 // synthetic-mimalloc the example mimalloc heap of tests/heap/mimalloc_synthetic_test.cpp
 // (mimalloc_example.proc); synthetic-musl the hand-laid musl heap of
-// tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable).
+// tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable);
+// synthetic-tcmalloc the hand-laid tcmalloc heap of tests/support/synthetic_tcmalloc.h
+// (tcmalloc_heap.proc), the shape tests/heap/tcmalloc_synthetic_test.cpp checks.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
 #include "support/synthetic_heaps.h"
 #include "support/synthetic_jemalloc.h"
 #include "support/synthetic_mimalloc.h"
+#include "support/synthetic_tcmalloc.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -210,6 +214,20 @@ int writeSeeds(const std::string &dir, const std::string &mode,
   return 0;
 }
 
+
+/// Writes the synthetic tcmalloc seed into `dir`: the heap of synthetic_tcmalloc.h, its image data
+/// in a file-backed region (any file: the walker finds tcmalloc by its data).
+int writeTcmallocSynthetic(const std::string &dir) {
+  using H = test::TcmallocHeap;
+  SeedBuilder b;
+  b.region(H::kData, H::kDataSize, 7);
+  b.region(H::kMeta, H::kMetaSize);
+  b.region(H::kLeaf, H::kLeafSize);
+  b.region(H::kHeap, H::kHeapSize);
+  test::putTcmallocHeap(b);
+  return writeSeeds(dir, "tcmalloc", {{"tcmalloc_heap.proc", b.encode()}});
+}
+
 /// Runs the walkers of `mode` that detect their heaps over `memory`; returns how many allocations
 /// they report, appends their areas to `areas` (when not null) and the first word of each of the
 /// first allocations (a MethodTable or vtable pointer for managed objects) to `type_words`.
@@ -254,6 +272,8 @@ int main(int argc, char **argv) {
     return writeMimallocSynthetic(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "synthetic-musl")
     return writeMuslSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-tcmalloc")
+    return writeTcmallocSynthetic(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

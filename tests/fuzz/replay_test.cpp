@@ -67,6 +67,9 @@ TEST_CASE("fuzz corpus replays through mimalloc_walker") {
 TEST_CASE("fuzz corpus replays through musl_walker") {
   replayThrough("musl_walker");
 }
+TEST_CASE("fuzz corpus replays through tcmalloc_walker") {
+  replayThrough("tcmalloc_walker");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

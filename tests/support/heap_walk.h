@@ -7,6 +7,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
@@ -34,6 +35,14 @@ struct WalkedHeap {
     auto it = by_address.find(address);
     return it == by_address.end() ? nullptr : &allocations[it->second];
   }
+  /// The allocation whose bytes (or whose block's bytes) hold `address`, or nullptr.
+  const Allocation *holding(uint64_t address) const {
+    auto it = by_address.upper_bound(address);
+    if (it == by_address.begin())
+      return nullptr;
+    const Allocation &a = allocations[std::prev(it)->second];
+    return address - a.address < std::max(a.size, a.chunk_size) ? &a : nullptr;
+  }
   /// The value of the fact `key`, or "".
   std::string fact(const std::string &key) const {
     for (const auto &[k, v] : result.facts)
@@ -41,6 +50,8 @@ struct WalkedHeap {
         return v;
     return "";
   }
+  /// The fact `key` read as a number (0 when absent).
+  uint64_t count(const std::string &key) const { return std::stoull("0" + fact(key)); }
   /// True when a warning's "where: message" contains `text`.
   bool warned(const std::string &text) const {
     for (const Diagnostic &d : warnings)

@@ -46,6 +46,9 @@ struct Allocation {
   uint32_t data_offset = 0;
   AllocState state = AllocState::Unknown;
   bool mmapped = false;
+  /// Set by a walker whose sizes are size classes (HeapWalkResult::size_classes) on the
+  /// allocations whose size is whole pages instead: tcmalloc's large allocations and free spans.
+  bool whole_pages = false;
   std::optional<ManagedArray> managed;
 };
 
@@ -72,8 +75,8 @@ struct HeapWalkResult {
   std::vector<HeapArea> areas; // sorted by start
   HeapStats stats;
   /// True when every allocation's size is one of the allocator's size classes (jemalloc,
-  /// tcmalloc, mimalloc, musl, Go), so that a size group is a size class: the summary names it
-  /// "jemalloc size class 163,840".
+  /// tcmalloc, mimalloc, musl, Go), except those marked whole_pages, so that a size group is a
+  /// size class: the summary names it "jemalloc size class 163,840".
   bool size_classes = false;
 };
 

@@ -328,6 +328,8 @@ uint64_t memalignedChunkIn(CachedReader &reader, uint64_t map, uint64_t size) {
 /// Scans the captured, writable, anonymous memory outside `claimed` (sorted, disjoint) page by
 /// page for mmapped chunk headers: prev_size 0, size a page multiple | IS_MMAPPED only, the
 /// mapping inside its region. Back-to-back chunks (merged mappings) are found one after another.
+/// The brk heap (Heap class) is not scanned: an mmapped chunk is a mapping of its own, never in
+/// the brk range (which another allocator, tcmalloc's sbrk, may hold instead of glibc).
 std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snapshot,
                                       const std::vector<std::pair<uint64_t, uint64_t>> &claimed,
                                       uint64_t page) {
@@ -336,7 +338,7 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
   for (const MemoryRange &m : snapshot.memory) {
     const Region *r = reader.memory().regionContaining(m.start);
     if (!r || !writableOrUnknown(*r) || !r->backing_file.empty() || r->cls == RegionClass::Stack ||
-        r->cls == RegionClass::Image)
+        r->cls == RegionClass::Image || r->cls == RegionClass::Heap)
       continue;
     uint64_t p = alignUp(m.start, page);
     while (p >= m.start && p < m.end() && m.end() - p >= 16) {
