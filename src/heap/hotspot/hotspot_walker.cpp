@@ -262,20 +262,26 @@ private:
     return limit == 0 || o.size <= limit - addr;
   }
 
-  /// Walks [s.bottom, s.top), skipping the TLAB gaps from index `gap` on.
+  /// Walks [s.bottom, s.top), skipping the TLAB gaps that start inside it; `gap` indexes the
+  /// first gap not yet passed (spaces come in address order). A gap ends at the space's top at the
+  /// latest: no TLAB crosses a space.
   void walkSpace(const Space &s, size_t &gap) {
     const std::vector<TlabGap> &gaps = jvm_.tlab_gaps;
     const bool humongous = s.kind == "humongous";
     bool warned = false;
+    while (gap < gaps.size() && gaps[gap].start < s.bottom)
+      ++gap;
     uint64_t p = s.bottom;
     while (p < s.top) {
-      while (gap < gaps.size() && gaps[gap].end <= p)
+      while (gap < gaps.size() && gaps[gap].start < s.top && gaps[gap].end <= p)
         ++gap;
-      if (gap < gaps.size() && gaps[gap].start <= p) {
-        p = gaps[gap].end;
+      const bool in_space = gap < gaps.size() && gaps[gap].start < s.top;
+      if (in_space && gaps[gap].start <= p) {
+        p = std::max(p, std::min(gaps[gap].end, s.top));
+        ++gap;
         continue;
       }
-      const uint64_t limit = gap < gaps.size() ? std::min(s.top, gaps[gap].start) : s.top;
+      const uint64_t limit = in_space ? gaps[gap].start : s.top;
       Object o;
       // A humongous object starts its region and runs on into the next ones.
       if (parse(p, humongous ? 0 : limit, o)) {

@@ -422,14 +422,20 @@ void readTlabs(const Reader &r, Jvm &jvm, Diagnostics &diags) {
     diags.warn("hotspot", "TLABs are not described in vmStructs; their tails may read as damage");
     return;
   }
+  // The reserve (threadLocalAllocBuffer.hpp end_reserve()): the larger of the allocation
+  // prefetch reserve and, in words, a filler int[]'s header (CollectedHeap::_lab_alignment_reserve
+  // where vmStructs has it, JDK 21+; else typeArrayOopDesc::header_size(T_INT), which truncates
+  // to whole words), aligned to the object alignment.
   uint64_t reserve_words = 0;
   if (auto a = r.staticAddress({{"ThreadLocalAllocBuffer", "_reserve_for_allocation_prefetch"}}))
     if (auto v = r.u32(*a); v && *v < (1u << 20))
       reserve_words = *v;
-  // The reserve is at least a minimal filler array's header (an int[0]).
+  uint64_t header_words = (jvm.layout.length_offset + 4) / 8;
+  if (auto a = r.staticAddress({{"CollectedHeap", "_lab_alignment_reserve"}}))
+    if (auto v = r.u64(*a); v && *v < 64)
+      header_words = *v;
   const uint64_t align = jvm.layout.alignment;
-  const uint64_t filler_header = (jvm.layout.length_offset + 4 + 7) & ~uint64_t(7);
-  const uint64_t reserve = (std::max(reserve_words * 8, filler_header) + align - 1) & ~(align - 1);
+  const uint64_t reserve = (std::max(reserve_words, header_words) * 8 + align - 1) & ~(align - 1);
   const std::vector<uint64_t> threads = javaThreads(r, diags);
   jvm.threads = threads.size();
   for (uint64_t t : threads) {
