@@ -47,7 +47,8 @@ std::string storyClasses(std::string &why) {
     return "";
   }
   const std::string source = sourceDir() + "/fixtures/java/StoryArrays.java";
-  const std::string classes = binaryDir() + "/java-fixtures";
+  const std::string classes =
+      binaryDir() + "/java-fixtures/" + fs::path(javaHome()).filename().string();
   const std::string compiled = classes + "/StoryArrays.class";
   std::error_code ec;
   if (!fs::exists(compiled) || fs::last_write_time(compiled, ec) < fs::last_write_time(source)) {
@@ -68,6 +69,7 @@ struct Config {
   std::string young_collector; // GarbageCollectorMXBean name
   std::string walker_gc;       // the walker's hotspot_gc fact
   bool compressed_oops, compressed_class_pointers;
+  bool compact_headers = false;
 };
 
 /// The planted arrays of one run, and the JVM's own description of its arrays.
@@ -91,7 +93,8 @@ uint64_t fnv1a(llvm::ArrayRef<uint8_t> bytes) {
   return h;
 }
 
-/// jhsdb's histogram of `core`: class description -> {instances, bytes}; "Total" holds the totals.
+/// jhsdb's histogram of `core`: class description -> {instances, bytes}, summed over the rows of
+/// one name (from JDK 21 on, the filler arrays are a second "int[]" row); "Total" holds the totals.
 std::map<std::string, std::pair<uint64_t, uint64_t>> jhsdbHistogram(const std::string &core) {
   const std::string command = "'" + javaHome() + "/bin/jhsdb' jmap --histo --exe '" + javaHome() +
                               "/bin/java' --core '" + core + "' 2>&1";
@@ -104,9 +107,10 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> jhsdbHistogram(const std::s
   const std::regex total(R"(^Total\s*:\s+(\d+)\s+(\d+)\s*$)");
   std::smatch m;
   for (std::string line; std::getline(lines, line);) {
-    if (std::regex_match(line, m, row))
-      histogram[m[3]] = {std::stoull(m[1]), std::stoull(m[2])};
-    else if (std::regex_match(line, m, total))
+    if (std::regex_match(line, m, row)) {
+      histogram[m[3]].first += std::stoull(m[1]);
+      histogram[m[3]].second += std::stoull(m[2]);
+    } else if (std::regex_match(line, m, total))
       histogram["Total"] = {std::stoull(m[1]), std::stoull(m[2])};
   }
   REQUIRE(histogram.count("Total") == 1);
@@ -188,6 +192,7 @@ void checkConfig(const Config &config) {
   CHECK(fact(*result, "hotspot_compressed_oops") == (config.compressed_oops ? "on" : "off"));
   CHECK(fact(*result, "hotspot_compressed_class_pointers") ==
         (config.compressed_class_pointers ? "on" : "off"));
+  CHECK(fact(*result, "hotspot_compact_headers") == (config.compact_headers ? "on" : "off"));
 
   // Every planted array, by type, length and content.
   std::map<std::tuple<std::string, uint64_t, uint64_t>, int> found_by_key;
@@ -196,9 +201,12 @@ void checkConfig(const Config &config) {
     REQUIRE(a.managed);
     const ManagedArray &m = *a.managed;
     kinds.insert(m.heap_kind);
-    auto bytes = memory.view(a.address + a.data_offset, m.length * m.element_size);
-    REQUIRE(bool(bytes));
-    ++found_by_key[{m.type_name, m.length, fnv1a(*bytes)}];
+    std::vector<uint8_t> bytes(m.length * m.element_size);
+    llvm::Error err = memory.read(a.address + a.data_offset, bytes);
+    const std::string why = err ? llvm::toString(std::move(err)) : "";
+    INFO(why);
+    REQUIRE(why.empty());
+    ++found_by_key[{m.type_name, m.length, fnv1a(bytes)}];
   }
   std::map<std::tuple<std::string, uint64_t, uint64_t>, int> planted_by_key;
   for (const nlohmann::json &p : truth.arrays)
@@ -237,6 +245,10 @@ void checkConfig(const Config &config) {
   auto histogram = jhsdbHistogram(core);
   for (const char *type : kPrimitiveTypes) {
     uint64_t count = 0, bytes = 0;
+    if (std::string(type) == "int[]") { // jhsdb names the filler arrays int[] too
+      count = std::stoull(fact(*result, "hotspot_filler_arrays"));
+      bytes = std::stoull(fact(*result, "hotspot_filler_array_bytes"));
+    }
     for (const Allocation &a : found)
       if (a.managed->type_name == type) {
         ++count;
@@ -291,12 +303,11 @@ void checkConfig(const Config &config) {
 
 } // namespace
 
-TEST_CASE("hotspot walker on JDK 17 G1 (compressed oops and class pointers) matches jhsdb",
-          "[jvm]") {
+TEST_CASE("hotspot walker on G1 (compressed oops and class pointers) matches jhsdb", "[jvm]") {
   checkConfig({"g1", {"-XX:+UseG1GC"}, "G1 Young Generation", "G1", true, true});
 }
 
-TEST_CASE("hotspot walker on JDK 17 G1 without compressed oops matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on G1 without compressed oops matches jhsdb", "[jvm]") {
   checkConfig({"g1-no-oops",
                {"-XX:+UseG1GC", "-XX:-UseCompressedOops"},
                "G1 Young Generation",
@@ -305,8 +316,7 @@ TEST_CASE("hotspot walker on JDK 17 G1 without compressed oops matches jhsdb", "
                true});
 }
 
-TEST_CASE("hotspot walker on JDK 17 G1 without compressed oops or class pointers matches jhsdb",
-          "[jvm]") {
+TEST_CASE("hotspot walker on G1 without compressed oops or class pointers matches jhsdb", "[jvm]") {
   checkConfig({"g1-no-ccp",
                {"-XX:+UseG1GC", "-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"},
                "G1 Young Generation",
@@ -315,11 +325,11 @@ TEST_CASE("hotspot walker on JDK 17 G1 without compressed oops or class pointers
                false});
 }
 
-TEST_CASE("hotspot walker on JDK 17 Parallel matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on Parallel matches jhsdb", "[jvm]") {
   checkConfig({"parallel", {"-XX:+UseParallelGC"}, "PS Scavenge", "Parallel", true, true});
 }
 
-TEST_CASE("hotspot walker on JDK 17 Parallel without compressed oops or class pointers matches "
+TEST_CASE("hotspot walker on Parallel without compressed oops or class pointers matches "
           "jhsdb",
           "[jvm]") {
   checkConfig({"parallel-no-ccp",
@@ -330,11 +340,11 @@ TEST_CASE("hotspot walker on JDK 17 Parallel without compressed oops or class po
                false});
 }
 
-TEST_CASE("hotspot walker on JDK 17 Serial matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on Serial matches jhsdb", "[jvm]") {
   checkConfig({"serial", {"-XX:+UseSerialGC"}, "Copy", "Serial", true, true});
 }
 
-TEST_CASE("hotspot walker on JDK 17 Serial without compressed oops or class pointers matches jhsdb",
+TEST_CASE("hotspot walker on Serial without compressed oops or class pointers matches jhsdb",
           "[jvm]") {
   checkConfig({"serial-no-ccp",
                {"-XX:+UseSerialGC", "-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"},
@@ -342,4 +352,38 @@ TEST_CASE("hotspot walker on JDK 17 Serial without compressed oops or class poin
                "Serial",
                false,
                false});
+}
+
+// JDK 24+ only (JEP 450/519): not installed by scripts/setup.sh, so hidden from ctest; run by hand
+// with DUMPSIFT_JAVA_HOME set to a newer JDK: dumpsift_hotspot_tests "[.jdk24]".
+TEST_CASE("hotspot walker on JDK 24+ G1 with compact object headers matches jhsdb", "[.jdk24]") {
+  checkConfig({"g1-compact",
+               {"-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"},
+               "G1 Young Generation",
+               "G1",
+               true,
+               true,
+               true});
+}
+
+TEST_CASE("hotspot walker on JDK 24+ Parallel with compact object headers matches jhsdb",
+          "[.jdk24]") {
+  checkConfig({"parallel-compact",
+               {"-XX:+UseParallelGC", "-XX:+UseCompactObjectHeaders"},
+               "PS Scavenge",
+               "Parallel",
+               true,
+               true,
+               true});
+}
+
+TEST_CASE("hotspot walker on JDK 24+ Serial with compact object headers matches jhsdb",
+          "[.jdk24]") {
+  checkConfig({"serial-compact",
+               {"-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders"},
+               "Copy",
+               "Serial",
+               true,
+               true,
+               true});
 }

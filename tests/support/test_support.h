@@ -20,7 +20,8 @@ std::string scratchDir(const std::string &name);
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
 
-/// A fixture program started with `args`. It prints JSON objects, one per line, then a line
+/// A fixture program started with `args`. It prints JSON objects, one per line (other lines, such
+/// as a JVM's warnings, are ignored), then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
 class LiveProcess {
 public:

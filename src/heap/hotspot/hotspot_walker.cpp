@@ -109,6 +109,8 @@ public:
     fact("hotspot_object_bytes", std::to_string(object_bytes_));
     fact("hotspot_primitive_arrays", std::to_string(arrays_));
     fact("hotspot_fillers", std::to_string(stats_.free_count));
+    fact("hotspot_filler_arrays", std::to_string(filler_arrays_));
+    fact("hotspot_filler_array_bytes", std::to_string(filler_array_bytes_));
     fact("hotspot_klasses", std::to_string(valid_klasses_));
     if (resyncs_)
       fact("hotspot_resyncs", std::to_string(resyncs_));
@@ -325,6 +327,10 @@ private:
     object_bytes_ += o.size;
     const bool filler = k.kind == KlassInfo::FillerArray || k.kind == KlassInfo::FillerObject;
     if (filler) {
+      if (k.kind == KlassInfo::FillerArray) {
+        ++filler_arrays_;
+        filler_array_bytes_ += o.size;
+      }
       ++stats_.free_count;
       stats_.free_bytes += o.size;
       return;
@@ -363,6 +369,7 @@ private:
   KlassInfo scratch_;
   HeapStats stats_;
   uint64_t objects_ = 0, object_bytes_ = 0, arrays_ = 0, resyncs_ = 0, valid_klasses_ = 0;
+  uint64_t filler_arrays_ = 0, filler_array_bytes_ = 0;
 };
 
 /// Areas for the report: runs of neighbouring spaces of one kind (G1 regions merge).
