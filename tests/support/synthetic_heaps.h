@@ -1,8 +1,11 @@
 // Hand-laid process memory for the synthetic managed-heap tests and the fuzz seeds made from the
-// same shapes: regions that writes fill in, and the CoreCLR and Mono structures written field by
-// field from the layouts in docs/heap-managed.md (not from the walkers' own tables). Header-only
-// and free of Catch2, so tests/fuzz/make_seeds.cpp can use it too.
+// same shapes: regions that writes fill in, and the CoreCLR, Mono and HotSpot structures written
+// field by field from the layouts in docs/heap-managed.md and docs/heap-hotspot.md (not from the
+// walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
+// too.
 #pragma once
+
+#include "dumpsift/dump/snapshot.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -65,6 +68,43 @@ private:
 
   std::map<uint64_t, Block> regions_;
   std::vector<uint64_t> added_;
+};
+
+/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written) and
+/// writable; a region with a file is an image and a module.
+class FakeProcess : public FakeMemory {
+public:
+  void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
+    FakeMemory::addRegion(start, size);
+    files_[start] = file;
+  }
+  /// Names the file of the region that starts at `start`.
+  void setFile(uint64_t start, const std::string &file) { files_[start] = file; }
+
+  /// The snapshot over the regions as they are now (bytes are not copied).
+  const Snapshot &snapshot() {
+    snap_ = Snapshot();
+    for (auto &[start, region] : regions()) {
+      region.bytes.resize(region.size);
+      Region r;
+      r.start = start;
+      r.size = region.size;
+      r.captured = region.size;
+      r.perms.read = r.perms.write = true;
+      auto file = files_.find(start);
+      r.backing_file = file == files_.end() ? "" : file->second;
+      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
+      snap_.regions.push_back(r);
+      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
+      if (!r.backing_file.empty())
+        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
+    }
+    return snap_;
+  }
+
+private:
+  std::map<uint64_t, std::string> files_;
+  Snapshot snap_;
 };
 
 // --- CoreCLR ---------------------------------------------------------------------------------
@@ -135,6 +175,171 @@ inline void putMonoLosArray(FakeMemory &m, uint64_t header, uint64_t next, uint3
   m.put64(header + 8, (32 + uint64_t(length) + 7) & ~uint64_t(7));
   m.put64(header + 24, vtable | 2);
   m.put32(header + 48, length);
+}
+
+// --- HotSpot ---------------------------------------------------------------------------------
+
+/// A hand-laid JVM: libjvm's mappings (code, read-only names, data holding the vmStructs tables,
+/// the flag table and the static fields), metaspace (Klasses, Symbols, threads, GC structures) and
+/// whatever heap the caller lays out. The caller spells each entry as the JDK release it imitates
+/// does (vmStructs.cpp of that release); the entry layouts are those of vmStructs.hpp:
+/// VMStructEntry {typeName, fieldName, typeString, int32 isStatic, uint64 offset, address} (48
+/// bytes), VMTypeEntry {typeName, superclassName, int32 x3, uint64 size} (40), constants {name,
+/// value} (16), each table ended by a null name. finish() writes the tables.
+class HotSpotBuilder {
+public:
+  static constexpr uint64_t kText = 0x7f0000000000, kNames = kText + 0x100000;
+  static constexpr uint64_t kData = kText + 0x200000, kStatics = kData + 0x20000;
+  static constexpr uint64_t kMeta = 0x800000000;
+  static constexpr const char *kLibjvm = "/usr/lib/jvm/java/lib/server/libjvm.so";
+
+  /// Maps libjvm (three regions named kLibjvm in `p`) and a 1 MiB metaspace.
+  explicit HotSpotBuilder(FakeMemory &m) : m_(m) {
+    m_.addRegion(kText, 0x1000);
+    m_.addRegion(kNames, 0x10000);
+    m_.addRegion(kData, 0x30000);
+    m_.addRegion(kMeta, 0x100000);
+    m_.put64(kText + 0xff8, 0);
+    m_.put64(kNames + 0xfff8, 0);
+    // One C++ vtable for every Klass, in the read-only data: its first entry is code in libjvm.
+    m_.put64(vtable_, kText + 0x40);
+  }
+  /// The starts of the regions that are libjvm's.
+  static std::vector<uint64_t> libjvmRegions() { return {kText, kNames, kData}; }
+
+  /// A NUL-terminated string in libjvm's read-only data.
+  uint64_t name(llvm::StringRef s) {
+    const uint64_t at = names_;
+    m_.putBytes(at, s);
+    m_.put8(at + s.size(), 0);
+    names_ += s.size() + 1;
+    return at;
+  }
+  /// 8-aligned space in libjvm's data for a static field.
+  uint64_t staticSlot(uint64_t bytes = 8) {
+    const uint64_t at = statics_;
+    statics_ += (bytes + 7) & ~uint64_t(7);
+    m_.put64(at, 0);
+    return at;
+  }
+  /// 8-aligned space in metaspace.
+  uint64_t meta(uint64_t bytes) {
+    const uint64_t at = meta_;
+    meta_ += (bytes + 15) & ~uint64_t(15);
+    return at;
+  }
+
+  void field(llvm::StringRef type, llvm::StringRef field, uint64_t offset,
+             llvm::StringRef type_string = "") {
+    fields_.push_back({type.str(), field.str(), type_string.str(), false, offset});
+  }
+  /// A static field: its slot in libjvm's data (returned), holding `value`.
+  uint64_t staticField(llvm::StringRef type, llvm::StringRef field, uint64_t value,
+                       uint64_t bytes = 8) {
+    const uint64_t at = staticSlot(bytes);
+    if (bytes == 4)
+      m_.put32(at, static_cast<uint32_t>(value));
+    else
+      m_.put64(at, value);
+    fields_.push_back({type.str(), field.str(), "", true, at});
+    return at;
+  }
+  void type(llvm::StringRef name, uint64_t size) { types_.push_back({name.str(), size}); }
+  void constant(llvm::StringRef name, uint64_t value) { constants_.push_back({name.str(), value}); }
+
+  /// A flag: its name and its value (`bytes` long) in libjvm's data.
+  void flag(llvm::StringRef name, uint64_t value, uint64_t bytes = 1) {
+    const uint64_t at = staticSlot(8);
+    if (bytes == 1)
+      m_.put8(at, static_cast<uint8_t>(value));
+    else
+      m_.put64(at, value);
+    flags_.push_back({name.str(), at});
+  }
+  /// The flag table as JVMFlag records (`stride` bytes, name and value address at the given
+  /// offsets) and the statics JVMFlag::flags and JVMFlag::numFlags.
+  void flagTable(uint64_t stride, uint64_t name_offset, uint64_t addr_offset) {
+    const uint64_t table = meta(stride * flags_.size());
+    for (size_t i = 0; i < flags_.size(); ++i) {
+      m_.put64(table + i * stride + name_offset, name(flags_[i].first));
+      m_.put64(table + i * stride + addr_offset, flags_[i].second);
+    }
+    staticField("JVMFlag", "flags", table);
+    staticField("JVMFlag", "numFlags", flags_.size());
+  }
+
+  /// A Symbol {u16 length at `length_offset`, body at `body_offset`} in metaspace.
+  uint64_t symbol(llvm::StringRef text, uint64_t length_offset, uint64_t body_offset) {
+    const uint64_t at = meta(body_offset + text.size());
+    m_.put8(at + length_offset, static_cast<uint8_t>(text.size()));
+    m_.put8(at + length_offset + 1, static_cast<uint8_t>(text.size() >> 8));
+    m_.putBytes(at + body_offset, text);
+    return at;
+  }
+  /// A Klass {vtable, s32 layout helper @8, Symbol* name @24} in metaspace, 256 bytes, aligned so
+  /// that a narrow klass pointer with shift up to 10 can name it.
+  uint64_t klass(int32_t layout_helper, uint64_t symbol) {
+    meta_ = (meta_ + 1023) & ~uint64_t(1023);
+    const uint64_t at = meta(256);
+    m_.put64(at, vtable_);
+    m_.put32(at + 8, static_cast<uint32_t>(layout_helper));
+    m_.put64(at + 24, symbol);
+    m_.put64(at + 248, 0);
+    return at;
+  }
+
+  /// Writes the tables into libjvm's data; call once, after every entry.
+  void finish() {
+    uint64_t at = kData;
+    for (const Field &f : fields_) {
+      m_.put64(at, name(f.type)), m_.put64(at + 8, name(f.field));
+      m_.put64(at + 16, f.type_string.empty() ? 0 : name(f.type_string));
+      m_.put32(at + 24, f.is_static ? 1 : 0);
+      m_.put64(at + 32, f.is_static ? 0 : f.value), m_.put64(at + 40, f.is_static ? f.value : 0);
+      at += 48;
+    }
+    m_.put64(at, 0), m_.put64(at + 40, 0);
+    at += 48 + 64;
+    for (const auto &[type, size] : types_) {
+      m_.put64(at, name(type)), m_.put64(at + 8, 0), m_.put64(at + 16, 0), m_.put64(at + 24, 0);
+      m_.put64(at + 32, size);
+      at += 40;
+    }
+    m_.put64(at, 0), m_.put64(at + 32, 0);
+    at += 40 + 64;
+    for (const auto &[constant, value] : constants_) {
+      m_.put64(at, name(constant)), m_.put64(at + 8, value);
+      at += 16;
+    }
+    m_.put64(at, 0), m_.put64(at + 8, 0);
+  }
+
+private:
+  struct Field {
+    std::string type, field, type_string;
+    bool is_static;
+    uint64_t value;
+  };
+  FakeMemory &m_;
+  uint64_t vtable_ = kNames, names_ = kNames + 16, statics_ = kStatics, meta_ = kMeta;
+  std::vector<Field> fields_;
+  std::vector<std::pair<std::string, uint64_t>> types_, constants_;
+  std::vector<std::pair<std::string, uint64_t>> flags_;
+};
+
+/// A Java array object at `addr` of a JVM without compact headers: mark word 1, the class (narrow
+/// at +8 when `narrow_klass` is not 0, else the Klass* `klass`), the length at `length_offset`.
+/// Returns where the next object starts: `addr` + align8(`header` + length << `log2_elem`).
+inline uint64_t putJavaArray(FakeMemory &m, uint64_t addr, uint64_t klass, uint32_t narrow_klass,
+                             uint32_t length, uint64_t length_offset, uint64_t header,
+                             unsigned log2_elem) {
+  m.put64(addr, 1);
+  if (narrow_klass)
+    m.put32(addr + 8, narrow_klass);
+  else
+    m.put64(addr + 8, klass);
+  m.put32(addr + length_offset, length);
+  return addr + ((header + (uint64_t(length) << log2_elem) + 7) & ~uint64_t(7));
 }
 
 } // namespace dumpsift::test
