@@ -9,8 +9,9 @@
 // the runtime modules' regions. Each region's bytes are cut to MAX_BYTES_PER_REGION (default
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
-// mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// mono_los.proc, hotspot_g1.proc) after the layouts documented in docs/heap-managed.md and
+// docs/heap-hotspot.md, the shapes tests/managed/managed_synthetic_test.cpp and
+// tests/hotspot/hotspot_synthetic_test.cpp check.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -49,6 +50,8 @@ public:
     addRegion(start, size);
     files_[start] = file;
   }
+  /// Names the file (an index into fuzzProcessFiles()) of the region at `start`.
+  void setFile(uint64_t start, uint8_t file) { files_[start] = file; }
 
   std::string encode() const {
     std::string out(1, '\0');
@@ -131,6 +134,15 @@ int writeSynthetic(const std::string &dir) {
     b.region(0x60000000, 0x1000, 6);
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
+  }
+  {
+    // HotSpot: libjvm's vmStructs tables and flags, Klasses, a G1 region table with an old and an
+    // eden region and a thread's TLAB (file 7 is libjvm.so).
+    SeedBuilder b;
+    test::putHotSpotG1Heap(b);
+    for (uint64_t start : test::HotSpotBuilder::libjvmRegions())
+      b.setFile(start, 7);
+    seeds.push_back({"hotspot_g1.proc", b.encode()});
   }
   for (const auto &[file, bytes] : seeds) {
     std::ofstream out(dir + "/" + file, std::ios::binary);

@@ -9,6 +9,8 @@
 #include "support/synthetic_heaps.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
 #include <map>
 
 using namespace dumpsift;
@@ -484,6 +486,52 @@ TEST_CASE("hotspot walker reads a JDK 25 Serial heap with compact object headers
   checkArray(w, bools, "boolean[]", 5, 1, 12, "eden");
   checkArray(w, from, "byte[]", 7, 1, 12, "survivor");
   CHECK(w.result.areas.size() == 4);
+}
+
+// --- The fuzz seed's heap -------------------------------------------------------------------
+
+TEST_CASE("hotspot walker reads the shared small G1 heap of the fuzz seed") {
+  test::FakeProcess p;
+  const test::HotSpotG1Heap h = test::putHotSpotG1Heap(p);
+  Walked w = walk(p);
+  REQUIRE(w.error.empty());
+  for (const Diagnostic &d : w.warnings)
+    FAIL_CHECK(d.where << ": " << d.message);
+  REQUIRE(w.arrays.size() == 3);
+  checkArray(w, h.bytes_old, "byte[]", 3000, 1, 16, "old");
+  checkArray(w, h.ints_old, "int[]", 50, 4, 16, "old");
+  checkArray(w, h.bytes_eden, "byte[]", 900, 1, 16, "eden");
+}
+
+TEST_CASE("hotspot walker on hostile heaps: absurd counts and lengths, loops, wild pointers") {
+  // Each corruption of the small G1 heap gives warnings and bounded work, never a crash.
+  using Corrupt = std::function<void(test::FakeProcess &, const test::HotSpotG1Heap &)>;
+  const std::vector<std::pair<std::string, Corrupt>> cases = {
+      {"region table of 2^40 regions",
+       [](auto &p, auto &h) { p.put64(h.collected_heap + 304 + 96 + 24, uint64_t(1) << 40); }},
+      {"thread list of 2^31 threads, all the same",
+       [](auto &p, auto &h) { p.put32(h.thread_list + 4, 0x80000000u); }},
+      {"region table entry pointing into unmapped memory",
+       [](auto &p, auto &h) { p.put64(h.region_table, 0x123456789000); }},
+      {"array of 2^31 - 1 bytes", [](auto &p, auto &h) { p.put32(h.bytes_old + 12, 0x7fffffff); }},
+      {"klass pointer into unmapped memory",
+       [](auto &p, auto &h) { p.put32(h.ints_old + 8, 0x7fffff00); }},
+      {"reserved heap of 2^60 bytes",
+       [](auto &p, auto &h) { p.put64(h.collected_heap + 40, uint64_t(1) << 57); }},
+      {"TLAB ending before it starts",
+       [](auto &p, auto &h) { p.put64(h.thread + 280, h.heap - 8); }},
+  };
+  for (const auto &[name, corrupt] : cases) {
+    INFO(name);
+    test::FakeProcess p;
+    const test::HotSpotG1Heap h = test::putHotSpotG1Heap(p);
+    corrupt(p, h);
+    auto start = std::chrono::steady_clock::now();
+    Walked w = walk(p);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    CHECK((!w.warnings.empty() || !w.error.empty()));
+    CHECK(w.arrays.size() <= 3);
+  }
 }
 
 } // namespace

@@ -189,7 +189,7 @@ inline void putMonoLosArray(FakeMemory &m, uint64_t header, uint64_t next, uint3
 class HotSpotBuilder {
 public:
   static constexpr uint64_t kText = 0x7f0000000000, kNames = kText + 0x100000;
-  static constexpr uint64_t kData = kText + 0x200000, kStatics = kData + 0x20000;
+  static constexpr uint64_t kData = kText + 0x200000, kStatics = kData + 0x2000;
   static constexpr uint64_t kMeta = 0x800000000;
   static constexpr const char *kLibjvm = "/usr/lib/jvm/java/lib/server/libjvm.so";
 
@@ -197,7 +197,7 @@ public:
   explicit HotSpotBuilder(FakeMemory &m) : m_(m) {
     m_.addRegion(kText, 0x1000);
     m_.addRegion(kNames, 0x10000);
-    m_.addRegion(kData, 0x30000);
+    m_.addRegion(kData, 0x10000);
     m_.addRegion(kMeta, 0x100000);
     m_.put64(kText + 0xff8, 0);
     m_.put64(kNames + 0xfff8, 0);
@@ -340,6 +340,88 @@ inline uint64_t putJavaArray(FakeMemory &m, uint64_t addr, uint64_t klass, uint3
     m.put64(addr + 8, klass);
   m.put32(addr + length_offset, length);
   return addr + ((header + (uint64_t(length) << log2_elem) + 7) & ~uint64_t(7));
+}
+
+/// Where putHotSpotG1Heap put its arrays.
+struct HotSpotG1Heap {
+  uint64_t heap = 0, bytes_old = 0, ints_old = 0, bytes_eden = 0;
+  uint64_t collected_heap = 0, region_table = 0, thread_list = 0, thread = 0;
+};
+
+/// A small JVM as JDK 17 spells it: G1 with compressed class pointers, two 64 KiB regions (old:
+/// byte[3000], int[50]; eden: a TLAB's unformatted tail, then byte[900]), one Java thread. The
+/// fuzz seed `hotspot_g1.proc` and a synthetic test share it. Mark `HotSpotBuilder::libjvmRegions`
+/// as libjvm's in the snapshot.
+inline HotSpotG1Heap putHotSpotG1Heap(FakeMemory &m) {
+  HotSpotBuilder b(m);
+  for (auto [name, value] : {std::pair<const char *, uint64_t>{"UseG1GC", 1},
+                             {"UseCompressedOops", 1},
+                             {"UseCompressedClassPointers", 1},
+                             {"UseTLAB", 1}})
+    b.flag(name, value);
+  b.flag("ObjectAlignmentInBytes", 8, 8);
+  b.flagTable(24, 8, 0);
+  b.field("JVMFlag", "_addr", 0), b.field("JVMFlag", "_name", 8);
+  b.type("JVMFlag", 24);
+  for (int i = 0; i < 8; ++i) // a real table has hundreds of entries
+    b.type("Type" + std::to_string(i), 8), b.constant("Constant" + std::to_string(i), i);
+  b.field("Klass", "_layout_helper", 8), b.field("Klass", "_name", 24);
+  b.field("Symbol", "_length", 4), b.field("Symbol", "_body", 6);
+  b.field("oopDesc", "_metadata._compressed_klass", 8);
+  const uint64_t base = HotSpotBuilder::kMeta;
+  b.staticField("CompressedKlassPointers", "_narrow_klass._base", base);
+  b.staticField("CompressedKlassPointers", "_narrow_klass._shift", 0, 4);
+  const uint64_t byte_array = b.klass(static_cast<int32_t>(0xc0100800), b.symbol("[B", 4, 6));
+  const uint64_t int_array = b.klass(static_cast<int32_t>(0xc0100a02), b.symbol("[I", 4, 6));
+  HotSpotG1Heap h;
+  h.heap = 0x7e000000;
+  constexpr uint64_t grain = 0x10000;
+  m.addRegion(h.heap, grain); // one mapping per G1 region: the seed keeps only what is written
+  m.addRegion(h.heap + grain, grain);
+  const uint64_t g1h = b.meta(1024), regions = b.meta(16);
+  b.staticField("Universe", "_collectedHeap", g1h);
+  b.field("CollectedHeap", "_reserved", 32), b.field("MemRegion", "_start", 0);
+  b.field("MemRegion", "_word_size", 8);
+  m.put64(g1h + 32, h.heap), m.put64(g1h + 40, 2 * grain / 8);
+  b.field("G1CollectedHeap", "_hrm", 304, "HeapRegionManager");
+  b.field("HeapRegionManager", "_regions", 96);
+  b.field("G1HeapRegionTable", "_base", 16), b.field("G1HeapRegionTable", "_length", 24);
+  m.put64(g1h + 304 + 96 + 16, regions), m.put64(g1h + 304 + 96 + 24, 2);
+  b.field("HeapRegion", "_bottom", 0), b.field("HeapRegion", "_end", 8);
+  b.field("HeapRegion", "_top", 16), b.field("HeapRegion", "_type", 188);
+  b.field("HeapRegionType", "_tag", 0);
+  b.staticField("HeapRegion", "GrainBytes", grain);
+  b.constant("HeapRegionType::FreeTag", 0), b.constant("HeapRegionType::EdenTag", 2);
+  b.constant("HeapRegionType::OldMask", 16);
+  auto region = [&](int i, uint32_t tag, uint64_t top) {
+    const uint64_t hr = b.meta(296);
+    m.put64(regions + 8 * i, hr);
+    m.put64(hr, h.heap + i * grain), m.put64(hr + 8, h.heap + (i + 1) * grain);
+    m.put64(hr + 16, top), m.put32(hr + 188, tag);
+  };
+  auto array = [&](uint64_t at, uint64_t klass, uint32_t length, unsigned log2) {
+    return putJavaArray(m, at, 0, static_cast<uint32_t>(klass - base), length, 12, 16, log2);
+  };
+  h.bytes_old = h.heap;
+  h.ints_old = array(h.bytes_old, byte_array, 3000, 0);
+  region(0, 16, array(h.ints_old, int_array, 50, 2));
+  // The thread's empty TLAB [bottom, +1 KiB - 2 words): up to its end plus 2 words (an int[]'s
+  // header; no prefetch reserve) nothing is formatted (a stale header lies there).
+  const uint64_t eden = h.heap + grain, list = b.meta(32), threads = b.meta(8),
+                 thread = b.meta(512);
+  array(eden + 64, byte_array, 200, 0);
+  b.field("Thread", "_tlab", 256), b.field("ThreadLocalAllocBuffer", "_start", 0);
+  b.field("ThreadLocalAllocBuffer", "_top", 8), b.field("ThreadLocalAllocBuffer", "_end", 24);
+  b.field("ThreadsList", "_length", 4), b.field("ThreadsList", "_threads", 16);
+  b.staticField("ThreadsSMRSupport", "_java_thread_list", list);
+  m.put32(list + 4, 1), m.put64(list + 16, threads), m.put64(threads, thread);
+  m.put64(thread + 256, eden), m.put64(thread + 264, eden);
+  h.collected_heap = g1h, h.region_table = regions, h.thread_list = list, h.thread = thread;
+  m.put64(thread + 280, eden + 0x400 - 16);
+  h.bytes_eden = eden + 0x400;
+  region(1, 2, array(h.bytes_eden, byte_array, 900, 0));
+  b.finish();
+  return h;
 }
 
 } // namespace dumpsift::test

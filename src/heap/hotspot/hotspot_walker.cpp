@@ -72,7 +72,7 @@ public:
   explicit HeapBytes(const AddressSpace &memory) : memory_(memory) {}
   /// [addr, addr + len) when the dump holds all of it, else nullptr.
   const uint8_t *view(uint64_t addr, uint64_t len) {
-    if (range_ && addr >= range_->start && len <= range_->end() - addr)
+    if (range_ && addr >= range_->start && addr < range_->end() && len <= range_->end() - addr)
       return range_->bytes.data() + (addr - range_->start);
     const MemoryRange *r = memory_.rangeContaining(addr);
     if (!r)
