@@ -10,6 +10,7 @@ packages=(
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
+  openjdk-17-jdk-headless     # the hotspot walker's tests: java, javac and jhsdb (the oracle)
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

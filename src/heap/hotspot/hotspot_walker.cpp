@@ -11,6 +11,7 @@
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace dumpsift {
@@ -25,6 +26,8 @@ using namespace hotspot;
 /// Verdicts cached per klass address: a real heap has a few thousand classes; a hostile one may
 /// point at millions of addresses, whose verdicts are then recomputed instead of kept.
 constexpr size_t kMaxCachedKlasses = 1 << 16;
+/// Entries of the direct-mapped cache in front of them (a power of two).
+constexpr size_t kRecentKlasses = 256;
 /// Instances are never larger than this (the layout helper is an int).
 constexpr uint64_t kMaxInstanceBytes = uint64_t(1) << 31;
 
@@ -61,7 +64,7 @@ constexpr uint8_t kFirstPrimitive = 4, kLastPrimitive = 11;
 /// One object at an address, as its header and class size it.
 struct Object {
   uint64_t klass = 0;
-  const KlassInfo *info = nullptr;
+  KlassInfo info;
   uint64_t size = 0;
   uint64_t length = 0; // arrays
 };
@@ -140,27 +143,24 @@ private:
     return read64le(h + layout_.klass_offset);
   }
 
-  /// The cached verdict on `klass`, computed on first sight.
-  const KlassInfo &klassInfo(uint64_t klass) {
-    if (klass == last_klass_ && last_info_)
-      return *last_info_;
-    auto it = klasses_.find(klass);
-    if (it != klasses_.end()) {
-      last_klass_ = klass;
-      last_info_ = &it->second;
-      return it->second;
+  /// The verdict on `klass`, computed on first sight: a small direct-mapped cache in front of
+  /// the map of every class seen (neighbouring objects alternate between a few classes).
+  KlassInfo klassInfo(uint64_t klass) {
+    Recent &slot = recent_[(klass >> 3) & (kRecentKlasses - 1)];
+    if (slot.filled && slot.klass == klass)
+      return slot.info;
+    KlassInfo info;
+    if (auto it = klasses_.find(klass); it != klasses_.end()) {
+      info = it->second;
+    } else {
+      info = readKlass(klass);
+      if (info.kind != KlassInfo::Invalid || klasses_.size() < kMaxCachedKlasses) {
+        valid_klasses_ += info.kind != KlassInfo::Invalid;
+        klasses_.try_emplace(klass, info);
+      }
     }
-    KlassInfo info = readKlass(klass);
-    if (info.kind == KlassInfo::Invalid && klasses_.size() >= kMaxCachedKlasses) {
-      scratch_ = info;
-      return scratch_;
-    }
-    valid_klasses_ += info.kind != KlassInfo::Invalid;
-    auto [slot, inserted] = klasses_.try_emplace(klass, info);
-    (void)inserted;
-    last_klass_ = klass;
-    last_info_ = &slot->second;
-    return slot->second;
+    slot = {klass, info, true};
+    return info;
   }
 
   /// Decides what `klass` is: a readable Klass whose C++ vtable's first entry is code in libjvm
@@ -230,8 +230,8 @@ private:
     if (!h)
       return false;
     o.klass = klassOf(addr, h);
-    o.info = &klassInfo(o.klass);
-    const KlassInfo &k = *o.info;
+    o.info = klassInfo(o.klass);
+    const KlassInfo &k = o.info;
     switch (k.kind) {
     case KlassInfo::Invalid:
     case KlassInfo::StackChunk:
@@ -287,7 +287,7 @@ private:
       Object o;
       // A humongous object starts its region and runs on into the next ones.
       if (parse(p, humongous ? 0 : limit, o)) {
-        emit(s, p, o);
+        emit(s, humongous, p, o);
         if (o.size >= s.top - p) // ends the space (a humongous object passes its top)
           break;
         p += o.size;
@@ -321,8 +321,8 @@ private:
     return limit;
   }
 
-  void emit(const Space &s, uint64_t addr, const Object &o) {
-    const KlassInfo &k = *o.info;
+  void emit(const Space &s, bool humongous, uint64_t addr, const Object &o) {
+    const KlassInfo &k = o.info;
     ++objects_;
     object_bytes_ += o.size;
     const bool filler = k.kind == KlassInfo::FillerArray || k.kind == KlassInfo::FillerObject;
@@ -340,20 +340,24 @@ private:
     if (k.kind != KlassInfo::PrimitiveArray)
       return;
     ++arrays_;
-    Allocation a;
+    // One Allocation per element type, reused: its strings change only with the space.
+    Allocation &a = arrays_by_type_[k.basic_type - kFirstPrimitive];
+    if (!a.managed) {
+      a.managed.emplace();
+      a.managed->type_name = kPrimitives[k.basic_type - kFirstPrimitive].name;
+      a.managed->element_size = 1u << k.log2_elem;
+      a.state = AllocState::Used;
+    }
+    ManagedArray &m = *a.managed;
     a.address = a.chunk_address = addr;
     a.size = a.chunk_size = o.size;
     a.arena = s.bottom;
     a.data_offset = k.header;
-    a.state = AllocState::Used;
-    ManagedArray m;
     m.method_table = o.klass;
     m.length = o.length;
-    m.element_size = 1u << k.log2_elem;
-    m.large_object_heap = s.kind == "humongous";
-    m.type_name = kPrimitives[k.basic_type - kFirstPrimitive].name;
-    m.heap_kind = s.kind.str();
-    a.managed = std::move(m);
+    m.large_object_heap = humongous;
+    if (m.heap_kind != s.kind)
+      m.heap_kind = s.kind.str();
     sink_(a);
   }
 
@@ -363,10 +367,14 @@ private:
   const ObjectLayout &layout_;
   AllocationSink sink_;
   Diagnostics &diags_;
+  struct Recent {
+    uint64_t klass = 0;
+    KlassInfo info;
+    bool filled = false;
+  };
+  std::array<Recent, kRecentKlasses> recent_{};
   llvm::DenseMap<uint64_t, KlassInfo> klasses_;
-  uint64_t last_klass_ = 0;
-  const KlassInfo *last_info_ = nullptr;
-  KlassInfo scratch_;
+  std::array<Allocation, kLastPrimitive - kFirstPrimitive + 1> arrays_by_type_;
   HeapStats stats_;
   uint64_t objects_ = 0, object_bytes_ = 0, arrays_ = 0, resyncs_ = 0, valid_klasses_ = 0;
   uint64_t filler_arrays_ = 0, filler_array_bytes_ = 0;
