@@ -15,6 +15,7 @@ packages=(
   libmimalloc2.0        # the mimalloc walker's tests run fixture programs with it preloaded
   # gperftools 2.10: tcmalloc preloaded (minimal and full) and linked in, for the tcmalloc walker
   libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev
+  openjdk-17-jdk-headless     # the hotspot walker's tests: java, javac and jhsdb (the oracle)
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

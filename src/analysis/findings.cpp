@@ -541,7 +541,8 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
       if (!threshold)
         threshold = t;
     };
-    if (managed && a.size >= kLohThreshold && a.size <= kLohThreshold + kLohThreshold / 8) {
+    const bool dotnet = managed && bufferSource(ctx.analysis, first) == "coreclr";
+    if (dotnet && a.size >= kLohThreshold && a.size <= kLohThreshold + kLohThreshold / 8) {
       note_threshold(kLohThreshold);
       meaning.push_back("just over .NET's 85,000-byte large-object threshold, so each lives on the "
                         "large object heap, which is collected only with gen 2 and not compacted");

@@ -2,6 +2,7 @@
 #include "dumpsift/heap/walker.h"
 #include "glibc/glibc_walker.h"
 #include "jemalloc/jemalloc_walker.h"
+#include "hotspot/hotspot_walker.h"
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
 #include "musl/musl_walker.h"
@@ -48,6 +49,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeMonoWalker());
     list.push_back(makeMuslWalker());
     list.push_back(makeTcmallocWalker());
+    list.push_back(makeHotSpotWalker());
     return list;
   }();
   return walkers;

@@ -124,6 +124,8 @@ Json bufferJson(const Analysis &analysis, const Buffer &b) {
                         {"length", m.length},
                         {"element_size", m.element_size},
                         {"large_object_heap", m.large_object_heap}};
+    if (!m.heap_kind.empty())
+      j["managed"]["heap_kind"] = m.heap_kind;
   }
   return j;
 }

@@ -161,7 +161,7 @@ int fuzzJemallocWalker(const uint8_t *data, size_t size) {
 }
 
 int fuzzManagedWalkers(const uint8_t *data, size_t size) {
-  return walkFuzzProcess(data, size, {"coreclr", "mono"});
+  return walkFuzzProcess(data, size, {"coreclr", "mono", "hotspot"});
 }
 
 int fuzzMimallocWalker(const uint8_t *data, size_t size) {
@@ -232,7 +232,7 @@ const std::vector<std::string> &fuzzProcessFiles() {
       "/usr/share/dotnet/shared/Microsoft.NETCore.App/9.0.0/libcoreclr.so",
       "/usr/lib/libmonosgen-2.0.so.1",
       "/usr/bin/mono-sgen",
-      "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+      "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", // and any other file
   };
   return files;
 }

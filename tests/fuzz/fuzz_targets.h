@@ -28,7 +28,7 @@ int fuzzMinidump(const uint8_t *data, size_t size);
 int fuzzGlibcWalker(const uint8_t *data, size_t size);
 /// The same with the jemalloc walker.
 int fuzzJemallocWalker(const uint8_t *data, size_t size);
-/// The same with the coreclr and mono walkers.
+/// The same with the coreclr, mono and hotspot walkers.
 int fuzzManagedWalkers(const uint8_t *data, size_t size);
 /// The same with the mimalloc walker.
 int fuzzMimallocWalker(const uint8_t *data, size_t size);
@@ -75,7 +75,7 @@ std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size);
 /// Encodes the regions of `snapshot` that `keep` selects, each region's captured bytes cut to
 /// `max_bytes_per_region`, plus its auxv: the seed-corpus maker's inverse of decodeFuzzProcess.
 /// Backing files are mapped to the nearest name in fuzzProcessFiles() (libc, coreclr, mono, the
-/// executable, any other file).
+/// executable, and libjvm.so for any other file).
 std::string encodeFuzzProcess(const Snapshot &snapshot,
                               const std::function<bool(const Region &)> &keep,
                               uint64_t max_bytes_per_region);

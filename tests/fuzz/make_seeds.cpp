@@ -13,8 +13,9 @@
 // the runtime modules' regions. Each region's bytes are cut to MAX_BYTES_PER_REGION (default
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
-// mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks; synthetic-jemalloc the hand-laid jemalloc heap
+// mono_los.proc, hotspot_g1.proc) after the layouts documented in docs/heap-managed.md and
+// docs/heap-hotspot.md, the shapes tests/managed/managed_synthetic_test.cpp and
+// tests/hotspot/hotspot_synthetic_test.cpp check; synthetic-jemalloc the hand-laid jemalloc heap
 // of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc);
 // synthetic-mimalloc the example mimalloc heap of tests/heap/mimalloc_synthetic_test.cpp
 // (mimalloc_example.proc); synthetic-musl the hand-laid musl heap of
@@ -184,6 +185,15 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
+  {
+    // HotSpot: libjvm's vmStructs tables and flags, Klasses, a G1 region table with an old and an
+    // eden region and a thread's TLAB (file 7 is libjvm.so).
+    SeedBuilder b;
+    test::putHotSpotG1Heap(b);
+    for (uint64_t start : test::HotSpotBuilder::libjvmRegions())
+      b.nameFile(start, 7);
+    seeds.push_back({"hotspot_g1.proc", b.encode()});
+  }
   return writeSeeds(dir, "managed", seeds);
 }
 
@@ -236,7 +246,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    const bool wanted = mode == "managed" ? walker->name() == "coreclr" || walker->name() == "mono"
+    const bool wanted = mode == "managed" ? walker->name() == "coreclr" || walker->name() == "mono" ||
+                                                walker->name() == "hotspot"
                                           : walker->name() == mode;
     if (!wanted || (!force && !walker->detect(memory)))
       continue;

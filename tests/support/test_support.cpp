@@ -91,7 +91,7 @@ LiveProcess::LiveProcess(const std::string &program, const std::vector<std::stri
       ready = true;
       break;
     }
-    if (!line.empty())
+    if (!line.empty() && line.front() == '{') // a runtime may print warnings of its own
       manifest_.push_back(nlohmann::json::parse(line));
     line.clear();
   }

@@ -25,7 +25,8 @@ bool canRunGcore();
 /// pass by skipping; a WARN elsewhere.
 bool needs(bool available, const std::string &missing);
 
-/// A fixture program started with `args`. It prints JSON objects, one per line, then a line
+/// A fixture program started with `args`. It prints JSON objects, one per line (other lines, such
+/// as a JVM's warnings, are ignored), then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
 class LiveProcess {
 public:

@@ -1,0 +1,517 @@
+// Reading the JVM from its vmStructs: flags, object layout, the heap's spaces (G1 regions,
+// Parallel and Serial generations) and the TLABs of the Java threads. Names differ between JDK
+// releases (HeapRegion became G1HeapRegion, GenCollectedHeap SerialHeap, ...); each lookup lists
+// the spellings of JDK 11 to 25, newest first. docs/heap-hotspot.md has the sources.
+#include "jvm.h"
+
+#include "dumpsift/support/hex.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+namespace dumpsift::hotspot {
+
+llvm::StringRef collectorName(Collector gc) {
+  switch (gc) {
+  case Collector::G1:
+    return "G1";
+  case Collector::Parallel:
+    return "Parallel";
+  case Collector::Serial:
+    return "Serial";
+  }
+  return "G1";
+}
+
+namespace {
+
+/// Bounds on counts read from the dump (no real JVM comes near them).
+constexpr uint64_t kMaxFlags = 20000;
+constexpr uint64_t kMaxThreads = 1 << 16;
+constexpr uint64_t kMaxRegions = 1 << 21;
+
+llvm::Error fail(const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+}
+
+/// A (type, field) spelling of one vmStructs entry.
+struct Name {
+  llvm::StringRef type, field;
+};
+
+/// Reads the dump's words; every read says whether the dump holds the bytes.
+class Reader {
+public:
+  Reader(const AddressSpace &memory, const VmStructs &vm) : memory_(memory), vm_(vm) {}
+
+  std::optional<uint64_t> u64(uint64_t addr) const {
+    uint64_t v;
+    return memory_.tryReadU64(addr, v) ? std::optional<uint64_t>(v) : std::nullopt;
+  }
+  std::optional<uint32_t> u32(uint64_t addr) const {
+    uint32_t v;
+    return memory_.tryReadU32(addr, v) ? std::optional<uint32_t>(v) : std::nullopt;
+  }
+  std::optional<uint8_t> u8(uint64_t addr) const {
+    const uint8_t *p = memory_.tryView(addr, 1);
+    return p ? std::optional<uint8_t>(*p) : std::nullopt;
+  }
+
+  /// The first of `names` that the table has, as a non-static field.
+  const VmField *field(std::initializer_list<Name> names) const {
+    for (const Name &n : names)
+      if (const VmField *f = vm_.field(n.type, n.field); f && !f->is_static)
+        return f;
+    return nullptr;
+  }
+  std::optional<uint64_t> offset(std::initializer_list<Name> names) const {
+    const VmField *f = field(names);
+    return f ? std::optional<uint64_t>(f->value) : std::nullopt;
+  }
+  /// The address of the first of `names` that the table has as a static field.
+  std::optional<uint64_t> staticAddress(std::initializer_list<Name> names) const {
+    for (const Name &n : names)
+      if (auto a = vm_.address(n.type, n.field))
+        return a;
+    return std::nullopt;
+  }
+  /// The word at the first field of `names` in the object at `object`.
+  std::optional<uint64_t> wordField(uint64_t object, std::initializer_list<Name> names) const {
+    auto off = offset(names);
+    return off ? u64(object + *off) : std::nullopt;
+  }
+  /// The word a static field of `names` holds.
+  std::optional<uint64_t> staticWord(std::initializer_list<Name> names) const {
+    auto a = staticAddress(names);
+    return a ? u64(*a) : std::nullopt;
+  }
+
+  const AddressSpace &memory() const { return memory_; }
+  const VmStructs &vm() const { return vm_; }
+
+private:
+  const AddressSpace &memory_;
+  const VmStructs &vm_;
+};
+
+/// The JVM's flags (JVMFlag::flags, numFlags): name -> the address of the value.
+class Flags {
+public:
+  Flags(const Reader &r, const LibjvmSpan &libjvm, Diagnostics &diags) {
+    auto table = r.staticWord({{"JVMFlag", "flags"}, {"Flag", "flags"}});
+    auto count = r.staticWord({{"JVMFlag", "numFlags"}, {"Flag", "numFlags"}});
+    auto stride = r.vm().typeSize("JVMFlag");
+    auto name = r.offset({{"JVMFlag", "_name"}, {"Flag", "_name"}});
+    auto addr = r.offset({{"JVMFlag", "_addr"}, {"Flag", "_addr"}});
+    if (!stride)
+      stride = r.vm().typeSize("Flag");
+    if (!table || !count || !stride || !name || !addr || *stride == 0) {
+      diags.warn("hotspot", "the JVM's flag table is not in the dump; defaults assumed");
+      return;
+    }
+    for (uint64_t i = 0; i < std::min(*count, kMaxFlags); ++i) {
+      const uint64_t entry = *table + i * *stride;
+      auto name_ptr = r.u64(entry + *name);
+      auto value = r.u64(entry + *addr);
+      if (!name_ptr || !value)
+        continue;
+      if (auto n = nameAt(r.memory(), libjvm, *name_ptr))
+        values_.try_emplace(*n, *value);
+    }
+  }
+  std::optional<bool> boolean(const Reader &r, llvm::StringRef name) const {
+    auto it = values_.find(name);
+    if (it == values_.end())
+      return std::nullopt;
+    auto v = r.u8(it->second);
+    return v ? std::optional<bool>(*v != 0) : std::nullopt;
+  }
+  std::optional<uint64_t> word(const Reader &r, llvm::StringRef name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? std::nullopt : r.u64(it->second);
+  }
+  bool empty() const { return values_.empty(); }
+
+private:
+  llvm::StringMap<uint64_t> values_;
+};
+
+llvm::Expected<Collector> collectorOf(const Reader &r, const Flags &flags) {
+  if (flags.boolean(r, "UseG1GC").value_or(false))
+    return Collector::G1;
+  if (flags.boolean(r, "UseParallelGC").value_or(false))
+    return Collector::Parallel;
+  if (flags.boolean(r, "UseSerialGC").value_or(false))
+    return Collector::Serial;
+  for (llvm::StringRef other : {"UseZGC", "UseShenandoahGC", "UseEpsilonGC"})
+    if (flags.boolean(r, other).value_or(false))
+      return fail("the JVM runs " + other.drop_front(3) + ", which this walker does not read");
+  return fail("the JVM's collector is unknown (no UseG1GC, UseParallelGC or UseSerialGC flag set)");
+}
+
+ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
+  ObjectLayout l;
+  l.compressed_oops = flags.boolean(r, "UseCompressedOops").value_or(false);
+  l.compressed_class_pointers = flags.boolean(r, "UseCompressedClassPointers").value_or(false);
+  l.compact_headers = flags.boolean(r, "UseCompactObjectHeaders").value_or(false);
+  l.monitor_table = flags.boolean(r, "UseObjectMonitorTable").value_or(false);
+  if (auto a = flags.word(r, "ObjectAlignmentInBytes");
+      a && *a >= 8 && *a <= 256 && !(*a & (*a - 1)))
+    l.alignment = *a;
+  l.klass_offset =
+      r.offset({{"oopDesc", "_metadata._compressed_klass"}, {"oopDesc", "_metadata._klass"}})
+          .value_or(8);
+  // arrayOopDesc::length_offset_in_bytes: the length follows the header (arrayOop.hpp).
+  l.length_offset = l.compact_headers ? 8 : l.compressed_class_pointers ? 12 : 16;
+  if (l.compressed_class_pointers || l.compact_headers) {
+    l.narrow_klass_base = r.staticWord({{"CompressedKlassPointers", "_base"},
+                                        {"CompressedKlassPointers", "_narrow_klass._base"},
+                                        {"Universe", "_narrow_klass._base"}})
+                              .value_or(0);
+    auto shift = r.staticAddress({{"CompressedKlassPointers", "_shift"},
+                                  {"CompressedKlassPointers", "_narrow_klass._shift"},
+                                  {"Universe", "_narrow_klass._shift"}});
+    if (auto s = shift ? r.u32(*shift) : std::nullopt; s && *s < 32)
+      l.narrow_klass_shift = *s;
+  }
+  if (auto s = r.vm().longConstant("markWord::klass_shift"); s && *s < 64)
+    l.mark_klass_shift = static_cast<unsigned>(*s);
+  l.klass_layout_helper = r.offset({{"Klass", "_layout_helper"}}).value_or(8);
+  l.klass_name = r.offset({{"Klass", "_name"}}).value_or(24);
+  l.symbol_length = r.offset({{"Symbol", "_length"}}).value_or(4);
+  l.symbol_body = r.offset({{"Symbol", "_body"}, {"Symbol", "_body[0]"}}).value_or(6);
+  if (auto a = r.staticAddress({{"java_lang_Class", "_oop_size_offset"}}))
+    if (auto v = r.u32(*a); v && *v < 4096)
+      l.mirror_size_offset = *v;
+  l.monitor_header_offset =
+      r.offset({{"ObjectMonitor", "_header"}, {"ObjectMonitor", "_metadata"}});
+  return l;
+}
+
+// --- G1 -------------------------------------------------------------------------------------
+
+/// The G1 region tags (HeapRegionType::Tag, g1HeapRegionType.hpp) as the int constants give them.
+struct RegionTags {
+  int32_t free = 0, eden = 2, survivor = 3, starts_humongous = 12, continues_humongous = 13;
+  int32_t old_mask = 16, archive_mask = 32; // 0 when the JDK has none (archive: 11 to 19)
+  bool has_archive = true;
+
+  explicit RegionTags(const VmStructs &vm) {
+    for (llvm::StringRef prefix : {"G1HeapRegionType::", "HeapRegionType::"}) {
+      auto get = [&](llvm::StringRef name) { return vm.intConstant((prefix + name).str()); };
+      if (!get("FreeTag"))
+        continue;
+      free = *get("FreeTag");
+      eden = get("EdenTag").value_or(eden);
+      survivor = get("SurvTag").value_or(get("SurvivorTag").value_or(survivor));
+      starts_humongous = get("StartsHumongousTag").value_or(starts_humongous);
+      continues_humongous = get("ContinuesHumongousTag").value_or(continues_humongous);
+      old_mask = get("OldMask").value_or(get("OldTag").value_or(old_mask));
+      auto archive = get("ArchiveMask");
+      has_archive = archive.has_value();
+      archive_mask = archive.value_or(0);
+      return;
+    }
+  }
+
+  /// The kind of a region with `tag`, and whether its objects start at its bottom.
+  std::pair<llvm::StringRef, bool> kind(int32_t tag) const {
+    if (tag == free)
+      return {"free", false};
+    if (tag == eden)
+      return {"eden", true};
+    if (tag == survivor)
+      return {"survivor", true};
+    if (tag == starts_humongous)
+      return {"humongous", true};
+    if (tag == continues_humongous)
+      return {"humongous", false};
+    if (archive_mask && (tag & archive_mask))
+      return {"archive", true};
+    if (old_mask && (tag & old_mask))
+      return {"old", true};
+    return {"unknown", true};
+  }
+};
+
+void readG1(const Reader &r, uint64_t heap, Jvm &jvm, Diagnostics &diags) {
+  const VmField *hrm = r.field({{"G1CollectedHeap", "_hrm"}});
+  auto regions = r.offset({{"G1HeapRegionManager", "_regions"}, {"HeapRegionManager", "_regions"}});
+  auto base_off = r.offset({{"G1HeapRegionTable", "_base"}});
+  auto length_off = r.offset({{"G1HeapRegionTable", "_length"}});
+  auto bottom =
+      r.offset({{"G1HeapRegion", "_bottom"}, {"HeapRegion", "_bottom"}, {"Space", "_bottom"}});
+  auto end = r.offset({{"G1HeapRegion", "_end"}, {"HeapRegion", "_end"}, {"Space", "_end"}});
+  auto top =
+      r.offset({{"G1HeapRegion", "_top"}, {"HeapRegion", "_top"}, {"G1ContiguousSpace", "_top"}});
+  auto type = r.offset({{"G1HeapRegion", "_type"}, {"HeapRegion", "_type"}});
+  auto tag = r.offset({{"G1HeapRegionType", "_tag"}, {"HeapRegionType", "_tag"}});
+  auto grain = r.staticAddress({{"G1HeapRegion", "GrainBytes"}, {"HeapRegion", "GrainBytes"}});
+  if (!hrm || !regions || !base_off || !length_off || !bottom || !end || !top || !type || !tag ||
+      !grain) {
+    diags.warn("hotspot", "G1's region table is not described in vmStructs; no region walked");
+    return;
+  }
+  // JDK 12 to 16 hold the region manager by pointer, 11 and 17+ embed it.
+  std::optional<uint64_t> manager = heap + hrm->value;
+  if (llvm::StringRef(hrm->type).endswith("*"))
+    manager = r.u64(*manager);
+  auto array = manager ? r.u64(*manager + *regions + *base_off) : std::nullopt;
+  auto length = manager ? r.u64(*manager + *regions + *length_off) : std::nullopt;
+  auto grain_bytes = r.u64(*grain);
+  if (!array || !length || !grain_bytes || *grain_bytes == 0) {
+    diags.warn("hotspot", "G1's region table is not in the dump; no region walked");
+    return;
+  }
+  const uint64_t table = *array, region_bytes = *grain_bytes;
+  jvm.region_bytes = region_bytes;
+  uint64_t count = *length;
+  const uint64_t fit = (jvm.reserved_end - jvm.reserved_start) / region_bytes;
+  if (count > std::min(fit, kMaxRegions)) {
+    diags.warn(hexAddress(table), "G1's region table claims " + std::to_string(count) +
+                                      " regions; the reserved heap holds " + std::to_string(fit));
+    count = std::min(fit, kMaxRegions);
+  }
+  const RegionTags tags(r.vm());
+  for (uint64_t i = 0; i < count; ++i) {
+    auto region = r.u64(table + 8 * i);
+    if (!region || *region == 0) // not committed
+      continue;
+    auto b = r.u64(*region + *bottom), e = r.u64(*region + *end), t = r.u64(*region + *top);
+    auto g = r.u32(*region + *type + *tag);
+    const std::string where = "G1 region " + std::to_string(i) + " at " + hexAddress(*region);
+    if (!b || !e || !t || !g) {
+      diags.warn(where, "the region's fields are not in the dump");
+      continue;
+    }
+    if (*e - *b != region_bytes || *b < jvm.reserved_start || *e > jvm.reserved_end) {
+      diags.warn(where, "region [" + hexAddress(*b) + ", " + hexAddress(*e) +
+                            ") is not a region of the reserved heap");
+      continue;
+    }
+    Space s{*b, *t, *e, "", true};
+    if (*t < *b || *t > *e) {
+      diags.warn(where, "the region's top " + hexAddress(*t) + " is outside [" + hexAddress(*b) +
+                            ", " + hexAddress(*e) + "]; walked to its end");
+      s.top = *e;
+    }
+    auto [kind, walk] = tags.kind(static_cast<int32_t>(*g));
+    s.kind = kind;
+    s.walk = walk;
+    if (kind == "unknown")
+      diags.warn(where, "unknown region type tag " + std::to_string(*g) + "; walked as old");
+    jvm.spaces.push_back(s);
+  }
+}
+
+// --- Parallel and Serial ---------------------------------------------------------------------
+
+/// A space object (MutableSpace, ContiguousSpace) at `space`, or nullopt with a warning.
+std::optional<Space> readSpace(const Reader &r, std::optional<uint64_t> space, llvm::StringRef kind,
+                               std::initializer_list<Name> bottom, std::initializer_list<Name> top,
+                               std::initializer_list<Name> end, const Jvm &jvm,
+                               Diagnostics &diags) {
+  if (!space || *space == 0) {
+    diags.warn("hotspot", ("the " + kind + " space is not in the dump").str());
+    return std::nullopt;
+  }
+  auto b = r.wordField(*space, bottom), t = r.wordField(*space, top), e = r.wordField(*space, end);
+  if (!b || !t || !e || *b > *e || *b < jvm.reserved_start || *e > jvm.reserved_end) {
+    diags.warn(hexAddress(*space), ("the " + kind + " space's bounds are not readable").str());
+    return std::nullopt;
+  }
+  Space s{*b, *t, *e, kind, true};
+  if (*t < *b || *t > *e) {
+    diags.warn(hexAddress(*space), ("the " + kind + " space's top " + hexAddress(*t) +
+                                    " is outside its bounds; walked to its end")
+                                       .str());
+    s.top = *e;
+  }
+  return s;
+}
+
+void readParallel(const Reader &r, Jvm &jvm, Diagnostics &diags) {
+  auto young = r.staticWord({{"ParallelScavengeHeap", "_young_gen"}});
+  auto old = r.staticWord({{"ParallelScavengeHeap", "_old_gen"}});
+  const std::initializer_list<Name> bottom{{"MutableSpace", "_bottom"}},
+      top{{"MutableSpace", "_top"}}, end{{"MutableSpace", "_end"}};
+  auto space = [&](std::optional<uint64_t> gen, Name field) {
+    return gen ? r.wordField(*gen, {field}) : std::nullopt;
+  };
+  // The serviceability agent walks eden, from-space and old; to-space is empty between
+  // collections (ParallelScavengeHeap.java).
+  const std::pair<Name, llvm::StringRef> parts[] = {{{"PSYoungGen", "_eden_space"}, "eden"},
+                                                    {{"PSYoungGen", "_from_space"}, "survivor"},
+                                                    {{"PSYoungGen", "_to_space"}, "survivor-to"}};
+  for (const auto &[field, kind] : parts)
+    if (auto s = readSpace(r, space(young, field), kind, bottom, top, end, jvm, diags)) {
+      s->walk = kind != "survivor-to";
+      jvm.spaces.push_back(*s);
+    }
+  if (auto s = readSpace(r, space(old, {"PSOldGen", "_object_space"}), "old", bottom, top, end, jvm,
+                         diags))
+    jvm.spaces.push_back(*s);
+}
+
+void readSerial(const Reader &r, uint64_t heap, Jvm &jvm, Diagnostics &diags) {
+  auto young =
+      r.wordField(heap, {{"SerialHeap", "_young_gen"}, {"GenCollectedHeap", "_young_gen"}});
+  auto old = r.wordField(heap, {{"SerialHeap", "_old_gen"}, {"GenCollectedHeap", "_old_gen"}});
+  // ContiguousSpace lost its vtable and its Space base in JDK 23 (fields at 0, 8, 16).
+  const std::initializer_list<Name> bottom{{"ContiguousSpace", "_bottom"}, {"Space", "_bottom"}},
+      top{{"ContiguousSpace", "_top"}}, end{{"ContiguousSpace", "_end"}, {"Space", "_end"}};
+  auto space = [&](std::optional<uint64_t> gen, Name field) {
+    return gen ? r.wordField(*gen, {field}) : std::nullopt;
+  };
+  const std::pair<Name, llvm::StringRef> parts[] = {
+      {{"DefNewGeneration", "_eden_space"}, "eden"},
+      {{"DefNewGeneration", "_from_space"}, "survivor"},
+      {{"DefNewGeneration", "_to_space"}, "survivor-to"}};
+  for (const auto &[field, kind] : parts)
+    if (auto s = readSpace(r, space(young, field), kind, bottom, top, end, jvm, diags)) {
+      s->walk = kind != "survivor-to";
+      jvm.spaces.push_back(*s);
+    }
+  if (auto s = readSpace(r, space(old, {"TenuredGeneration", "_the_space"}), "old", bottom, top,
+                         end, jvm, diags))
+    jvm.spaces.push_back(*s);
+}
+
+// --- TLABs -----------------------------------------------------------------------------------
+
+/// Every Java thread's address: ThreadsSMRSupport's list (JDK 10+), else the linked list of
+/// Threads::_thread_list.
+std::vector<uint64_t> javaThreads(const Reader &r, Diagnostics &diags) {
+  std::vector<uint64_t> threads;
+  if (auto list = r.staticWord({{"ThreadsSMRSupport", "_java_thread_list"}})) {
+    auto length_off = r.offset({{"ThreadsList", "_length"}});
+    auto threads_off = r.offset({{"ThreadsList", "_threads"}});
+    auto length = length_off ? r.u32(*list + *length_off) : std::nullopt;
+    auto array = threads_off ? r.u64(*list + *threads_off) : std::nullopt;
+    if (length && array) {
+      if (*length > kMaxThreads)
+        diags.warn(hexAddress(*list), "the thread list claims " + std::to_string(*length) +
+                                          " threads; the first " + std::to_string(kMaxThreads) +
+                                          " are read");
+      for (uint64_t i = 0; i < std::min<uint64_t>(*length, kMaxThreads); ++i)
+        if (auto t = r.u64(*array + 8 * i); t && *t)
+          threads.push_back(*t);
+      return threads;
+    }
+  }
+  auto next = r.offset({{"JavaThread", "_next"}});
+  auto first = r.staticWord({{"Threads", "_thread_list"}});
+  for (auto t = first; next && t && *t && threads.size() < kMaxThreads; t = r.u64(*t + *next))
+    threads.push_back(*t);
+  if (threads.size() == kMaxThreads)
+    diags.warn("hotspot", "the thread list does not end; the first " + std::to_string(kMaxThreads) +
+                              " threads are read");
+  return threads;
+}
+
+/// The unformatted tails of the threads' TLABs: [top, end + alignment reserve), as the
+/// serviceability agent skips them (ThreadLocalAllocBuffer.java hardEnd()).
+void readTlabs(const Reader &r, Jvm &jvm, Diagnostics &diags) {
+  auto tlab = r.offset({{"Thread", "_tlab"}, {"JavaThread", "_tlab"}});
+  auto start = r.offset({{"ThreadLocalAllocBuffer", "_start"}});
+  auto top = r.offset({{"ThreadLocalAllocBuffer", "_top"}});
+  auto end = r.offset({{"ThreadLocalAllocBuffer", "_end"}});
+  if (!tlab || !start || !top || !end) {
+    diags.warn("hotspot", "TLABs are not described in vmStructs; their tails may read as damage");
+    return;
+  }
+  // The reserve (threadLocalAllocBuffer.hpp end_reserve()): the larger of the allocation
+  // prefetch reserve and, in words, a filler int[]'s header (CollectedHeap::_lab_alignment_reserve
+  // where vmStructs has it, JDK 21+; else typeArrayOopDesc::header_size(T_INT), which truncates
+  // to whole words), aligned to the object alignment.
+  uint64_t reserve_words = 0;
+  if (auto a = r.staticAddress({{"ThreadLocalAllocBuffer", "_reserve_for_allocation_prefetch"}}))
+    if (auto v = r.u32(*a); v && *v < (1u << 20))
+      reserve_words = *v;
+  uint64_t header_words = (jvm.layout.length_offset + 4) / 8;
+  if (auto a = r.staticAddress({{"CollectedHeap", "_lab_alignment_reserve"}}))
+    if (auto v = r.u64(*a); v && *v < 64)
+      header_words = *v;
+  const uint64_t align = jvm.layout.alignment;
+  const uint64_t reserve = (std::max(reserve_words, header_words) * 8 + align - 1) & ~(align - 1);
+  const std::vector<uint64_t> threads = javaThreads(r, diags);
+  jvm.threads = threads.size();
+  for (uint64_t t : threads) {
+    auto s = r.u64(t + *tlab + *start), p = r.u64(t + *tlab + *top), e = r.u64(t + *tlab + *end);
+    if (!s || !p || !e || *s == 0)
+      continue;
+    if (*p < *s || *e < *p || *s < jvm.reserved_start || *e > jvm.reserved_end) {
+      diags.warn(hexAddress(t), "thread's TLAB [" + hexAddress(*s) + ", " + hexAddress(*e) +
+                                    ") with top " + hexAddress(*p) + " is not in the heap");
+      continue;
+    }
+    jvm.tlab_gaps.push_back({*p, *e + reserve});
+  }
+  std::sort(jvm.tlab_gaps.begin(), jvm.tlab_gaps.end(),
+            [](const TlabGap &a, const TlabGap &b) { return a.start < b.start; });
+  // Overlapping gaps (a damaged thread) are merged, so that the walk sees disjoint ones.
+  std::vector<TlabGap> merged;
+  for (const TlabGap &g : jvm.tlab_gaps) {
+    if (!merged.empty() && g.start <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, g.end);
+    else
+      merged.push_back(g);
+  }
+  jvm.tlab_gaps = std::move(merged);
+}
+
+} // namespace
+
+llvm::Expected<Jvm> readJvm(const AddressSpace &memory, const LibjvmSpan &libjvm,
+                            Diagnostics &diags) {
+  auto vm = VmStructs::find(memory, libjvm);
+  if (!vm)
+    return vm.takeError();
+  Reader r(memory, *vm);
+  Jvm jvm;
+  jvm.libjvm = libjvm;
+  jvm.vm_fields = vm->fieldCount();
+  jvm.vm_types = vm->typeCount();
+  jvm.vm_constants = vm->constantCount();
+  Flags flags(r, libjvm, diags);
+  auto gc = collectorOf(r, flags);
+  if (!gc)
+    return gc.takeError();
+  jvm.gc = *gc;
+  jvm.layout = layoutOf(r, flags);
+
+  auto heap = r.staticWord({{"Universe", "_collectedHeap"}});
+  auto reserved = r.offset({{"CollectedHeap", "_reserved"}});
+  auto start_off = r.offset({{"MemRegion", "_start"}});
+  auto words_off = r.offset({{"MemRegion", "_word_size"}});
+  if (!heap || !*heap || !reserved || !start_off || !words_off)
+    return fail("Universe::_collectedHeap is not in the dump");
+  auto start = r.u64(*heap + *reserved + *start_off);
+  auto words = r.u64(*heap + *reserved + *words_off);
+  if (!start || !words || *words == 0 || *words > (uint64_t(1) << 50) / 8 ||
+      *start + *words * 8 < *start)
+    return fail("the heap's reserved range at " + hexAddress(*heap) + " is not readable");
+  jvm.reserved_start = *start;
+  jvm.reserved_end = *start + *words * 8;
+
+  switch (jvm.gc) {
+  case Collector::G1:
+    readG1(r, *heap, jvm, diags);
+    break;
+  case Collector::Parallel:
+    readParallel(r, jvm, diags);
+    break;
+  case Collector::Serial:
+    readSerial(r, *heap, jvm, diags);
+    break;
+  }
+  std::sort(jvm.spaces.begin(), jvm.spaces.end(),
+            [](const Space &a, const Space &b) { return a.bottom < b.bottom; });
+  if (!flags.boolean(r, "UseTLAB").has_value() || *flags.boolean(r, "UseTLAB"))
+    readTlabs(r, jvm, diags);
+  return jvm;
+}
+
+} // namespace dumpsift::hotspot
