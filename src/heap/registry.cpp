@@ -1,6 +1,7 @@
 // The one list of heap walkers. Adding an allocator: one file plus one line here.
 #include "dumpsift/heap/walker.h"
 #include "glibc/glibc_walker.h"
+#include "go/go_walker.h"
 #include "managed/walkers.h"
 
 namespace dumpsift {
@@ -40,6 +41,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeGlibcWalker());
     list.push_back(makeCoreClrWalker());
     list.push_back(makeMonoWalker());
+    list.push_back(makeGoWalker());
     return list;
   }();
   return walkers;

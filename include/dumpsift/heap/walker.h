@@ -46,6 +46,12 @@ struct Allocation {
   uint32_t data_offset = 0;
   AllocState state = AllocState::Unknown;
   bool mmapped = false;
+  /// The object holds no pointers by its allocator's record (Go: a noscan span, where the
+  /// backing arrays of []byte and of strings live).
+  bool noscan = false;
+  /// Size-class allocators: the allocation's size class, as the allocator numbers them (Go: the
+  /// span's size class, 0 for a large object in a span of its own); -1 when it has none.
+  int32_t size_class = -1;
   std::optional<ManagedArray> managed;
 };
 
