@@ -10,6 +10,7 @@ packages=(
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
+  golang-go             # the go walker's tests build fixtures/go/ with Debian's Go (1.19)
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

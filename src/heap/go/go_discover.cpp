@@ -127,8 +127,8 @@ bool findArenaTable(const AddressSpace &memory, const Span &span, HeapRoots &roo
         std::optional<Slice> all = readSlice(memory, roots.allspans + arenas_off + all_off, 1);
         if (!all || all->len > kArenaL2Entries)
           continue;
-        bool names_it = false;
-        for (uint64_t i = 0; i < std::min<uint64_t>(all->len, 4096) && !names_it; ++i) {
+        bool names_it = false; // arenas are listed in the order they were made: it is early
+        for (uint64_t i = 0; i < std::min(all->len, kSpansChecked) && !names_it; ++i) {
           uint64_t e = 0;
           names_it = word(memory, all->ptr + 8 * i, e) && e == index;
         }

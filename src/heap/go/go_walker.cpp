@@ -65,13 +65,15 @@ public:
   HeapWalk(const AddressSpace &memory, const HeapRoots &roots, AllocationSink sink,
            HeapWalkResult &result, Diagnostics &diags)
       : memory_(memory), roots_(roots), layout_(*roots.layout), sink_(sink), result_(result),
-        bad_spans_(diags, "damaged spans"), uncaptured_(diags, "spans not in the dump") {}
+        bad_spans_(diags, "damaged spans"), uncaptured_(diags, "spans not in the dump"),
+        page_budget_(memory.snapshot().capturedBytes() / 8) {}
 
   /// Walks every arena allArenas names, in address order.
   void run(Diagnostics &diags) {
     std::vector<uint64_t> arenas = arenaIndices(diags);
     for (uint64_t index : arenas)
-      walkArena(index, diags);
+      if (!walkArena(index, diags))
+        break;
     flushArea();
     bad_spans_.finish();
     uncaptured_.finish();
@@ -110,20 +112,29 @@ private:
     return out;
   }
 
-  void walkArena(uint64_t index, Diagnostics &diags) {
+  /// Walks one arena's span table; false when the walk must stop (the page budget is spent).
+  bool walkArena(uint64_t index, Diagnostics &diags) {
     const uint64_t base = arenaBase(index);
     uint64_t arena = 0;
     if (!memory_.tryReadU64(roots_.arenas_l2 + 8 * index, arena) || arena == 0) {
       diags.warn("go arena " + hexAddress(base), "no heapArena in mheap_.arenas");
-      return;
+      return true;
     }
     const uint8_t *spans = memory_.tryView(arena + roots_.arena_spans, kPagesPerArena * 8);
     if (!spans) {
       diags.warn("go arena " + hexAddress(base), "its span table at " +
                                                      hexAddress(arena + roots_.arena_spans) +
                                                      " is not in the dump");
-      return;
+      return true;
     }
+    // Each arena's span table is 64 KiB of its own in a real dump, so the page slots read never
+    // outnumber the dump's words; a hostile arena list naming one table many times stops here.
+    if (page_budget_ < kPagesPerArena) {
+      diags.warn("go arena " + hexAddress(base),
+                 "more span tables than the dump can hold; the rest of the arenas not walked");
+      return false;
+    }
+    page_budget_ -= kPagesPerArena;
     ++arenas_walked_;
     uint64_t previous = 0;
     for (uint64_t page = 0; page < kPagesPerArena;) {
@@ -159,6 +170,7 @@ private:
         manualSpan(s, base);
       page += std::min(s.npages, kPagesPerArena - page);
     }
+    return true;
   }
 
   /// A manual span: goroutine stacks when the stack allocator gave it an element size.
@@ -244,6 +256,7 @@ private:
   HeapWalkResult &result_;
   WarningBudget bad_spans_, uncaptured_;
   HeapArea area_;
+  uint64_t page_budget_; // span table slots the walk may still read
   uint64_t arenas_walked_ = 0, spans_in_use_ = 0, stack_spans_ = 0, runtime_spans_ = 0,
            unswept_spans_ = 0;
 };
