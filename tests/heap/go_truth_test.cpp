@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <variant>
 
@@ -202,7 +203,8 @@ void checkCore(const Snapshot &snap, const std::vector<nlohmann::json> &manifest
 
 /// Starts `program`, dumps it and checks the core; the core is deleted afterwards (700 MB: the
 /// runtime's address space reservations, which gdb writes out as zeros).
-void checkLive(const std::string &name, bool symbols) {
+void checkLive(const std::string &name, bool symbols,
+               const std::function<void(const std::string &core)> &more = {}) {
   std::string program = goFixture(name);
   if (program.empty())
     return;
@@ -215,13 +217,29 @@ void checkLive(const std::string &name, bool symbols) {
       FAIL(llvm::toString(snap.takeError()));
     checkCore(**snap, proc.manifest(), symbols);
   }
+  if (more)
+    more(core);
   std::filesystem::remove(core);
 }
 
 } // namespace
 
 TEST_CASE("go walker finds every planted array of a live Go program (symbol table)") {
-  checkLive("go_truth", true);
+  checkLive("go_truth", true, [](const std::string &core) {
+    // --exe: a copy of the executable elsewhere is used (its build ID matches); another build of
+    // the same program (stripped: other link flags, another Go build ID) is refused with a warning.
+    std::string dir = scratchDir("go_truth_exe");
+    std::filesystem::copy_file(fixtureProgram("go/go_truth"), dir + "/copy");
+    CommandResult same = runCommand("'" + toolPath() + "' heap '" + core + "' --exe '" + dir +
+                                    "/copy' --min-size 1G");
+    CHECK(same.exit_code == 0);
+    CHECK(same.out.find("(symbol runtime.mheap_ in " + dir + "/copy)") != std::string::npos);
+    CommandResult other = runCommand("'" + toolPath() + "' heap '" + core + "' --exe '" +
+                                     fixtureProgram("go/go_truth_stripped") + "' --min-size 1G");
+    CHECK(other.exit_code == 0);
+    CHECK(other.out.find("its build ID differs from the dumped program's") != std::string::npos);
+    CHECK(other.out.find("(the shape of mheap_.allspans") != std::string::npos);
+  });
 }
 
 TEST_CASE("go walker finds every planted array of a stripped Go program (no symbols)") {
