@@ -14,7 +14,6 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -35,18 +34,8 @@ std::string goFixture(const std::string &name) {
     why = "gcore is missing or ptrace is not allowed";
   if (why.empty())
     return path;
-  if (std::getenv("CI"))
-    FAIL("cannot dump " << name << " under CI: " << why);
-  WARN("SKIPPED: " << why);
+  cannotRunHere("dump " + name, why);
   return "";
-}
-
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
 }
 
 uint64_t addressOf(const nlohmann::json &entry) {
@@ -58,12 +47,7 @@ struct Walked {
   HeapWalkResult result;
   std::vector<Diagnostic> warnings;
 
-  std::string fact(const std::string &key) const {
-    for (const auto &[k, v] : result.facts)
-      if (k == key)
-        return v;
-    return "";
-  }
+  std::string fact(const std::string &key) const { return factOf(result, key); }
   /// The reported object whose bytes hold [address, address + size), or nullptr.
   const Allocation *holding(uint64_t address, uint64_t size) const {
     auto it = std::upper_bound(allocations.begin(), allocations.end(), address,

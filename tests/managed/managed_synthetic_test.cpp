@@ -5,6 +5,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "support/synthetic_heaps.h"
+#include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -14,48 +15,7 @@ using namespace dumpsift;
 
 namespace {
 
-/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written); a
-/// region with a file is an image and a module.
-class FakeProcess : public test::FakeMemory {
-public:
-  void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
-    FakeMemory::addRegion(start, size);
-    files_[start] = file;
-  }
-
-  /// The snapshot over the regions as they are now (bytes are not copied).
-  const Snapshot &snapshot() {
-    snap_ = Snapshot();
-    for (auto &[start, region] : regions()) {
-      region.bytes.resize(region.size);
-      Region r;
-      r.start = start;
-      r.size = region.size;
-      r.captured = region.size;
-      r.perms.read = r.perms.write = true;
-      auto file = files_.find(start);
-      r.backing_file = file == files_.end() ? "" : file->second;
-      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
-      snap_.regions.push_back(r);
-      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
-      if (!r.backing_file.empty())
-        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
-    }
-    return snap_;
-  }
-
-private:
-  std::map<uint64_t, std::string> files_;
-  Snapshot snap_;
-};
-
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
-}
+using test::FakeProcess;
 
 struct Walked {
   std::vector<Allocation> allocations;
@@ -73,7 +33,7 @@ struct Walked {
 Walked walk(const char *name, const Snapshot &snap) {
   AddressSpace memory(snap);
   Walked w;
-  auto r = walkerNamed(name).walk(
+  auto r = test::walkerNamed(name).walk(
       memory, [&](const Allocation &a) { w.allocations.push_back(a); }, w.diags);
   if (r)
     w.result = std::move(*r);

@@ -1,14 +1,18 @@
-// Hand-laid process memory for the synthetic managed-heap tests and the fuzz seeds made from the
-// same shapes: regions that writes fill in, and the CoreCLR and Mono structures written field by
-// field from the layouts in docs/heap-managed.md (not from the walkers' own tables). Header-only
-// and free of Catch2, so tests/fuzz/make_seeds.cpp can use it too.
+// Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
+// shapes: regions that writes fill in, and the CoreCLR, Mono and Go runtime structures written
+// field by field from the layouts in docs/heap-managed.md and docs/heap-go.md (not from the
+// walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
+// too.
 #pragma once
+
+#include "dumpsift/dump/snapshot.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -65,6 +69,45 @@ private:
 
   std::map<uint64_t, Block> regions_;
   std::vector<uint64_t> added_;
+};
+
+/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written); a
+/// region with a file is an image and a module.
+class FakeProcess : public FakeMemory {
+public:
+  void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
+    FakeMemory::addRegion(start, size);
+    files_[start] = file;
+  }
+
+  /// The process's OS and architecture (default: none named).
+  SystemInfo system;
+
+  /// The snapshot over the regions as they are now (bytes are not copied).
+  const Snapshot &snapshot() {
+    snap_ = Snapshot();
+    snap_.system = system;
+    for (auto &[start, region] : regions()) {
+      region.bytes.resize(region.size);
+      Region r;
+      r.start = start;
+      r.size = region.size;
+      r.captured = region.size;
+      r.perms.read = r.perms.write = true;
+      auto file = files_.find(start);
+      r.backing_file = file == files_.end() ? "" : file->second;
+      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
+      snap_.regions.push_back(r);
+      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
+      if (!r.backing_file.empty())
+        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
+    }
+    return snap_;
+  }
+
+private:
+  std::map<uint64_t, std::string> files_;
+  Snapshot snap_;
 };
 
 // --- CoreCLR ---------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
 #include "support/test_support.h"
 
+#include "dumpsift/heap/walker.h"
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
@@ -47,6 +51,33 @@ bool canRunGcore() {
     return true;
   }();
   return ok;
+}
+
+void cannotRunHere(const std::string &what, const std::string &why) {
+  if (std::getenv("CI"))
+    FAIL("cannot " << what << " under CI: " << why);
+  WARN("SKIPPED: cannot " << what << ": " << why);
+}
+
+const HeapWalker &walkerNamed(llvm::StringRef name) {
+  for (const auto &w : heapWalkers())
+    if (w->name() == name)
+      return *w;
+  FAIL("no heap walker named " << name.str());
+  return *heapWalkers().front();
+}
+
+std::string factOf(const HeapWalkResult &result, const std::string &key) {
+  for (const auto &[k, v] : result.facts)
+    if (k == key)
+      return v;
+  return "";
+}
+
+bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::string &text) {
+  return std::any_of(warnings.begin(), warnings.end(), [&](const Diagnostic &d) {
+    return (d.where + ": " + d.message).find(text) != std::string::npos;
+  });
 }
 
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {

@@ -1,11 +1,19 @@
 // Helpers shared by the tests: where things are, running fixture programs, dumping them with gcore.
 #pragma once
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/types.h>
 #include <vector>
+
+namespace dumpsift {
+class HeapWalker;
+struct HeapWalkResult;
+struct Diagnostic;
+} // namespace dumpsift
 
 namespace dumpsift::test {
 
@@ -19,6 +27,18 @@ std::string scratchDir(const std::string &name);
 
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
+
+/// For a test that cannot run here because `why` (a tool, a runtime or ptrace is missing): under
+/// CI (`CI` set) a failure "cannot WHAT under CI: WHY", elsewhere a visible warning "SKIPPED:
+/// cannot WHAT: WHY". The caller returns afterwards; a test never passes by skipping under CI.
+void cannotRunHere(const std::string &what, const std::string &why);
+
+/// The registered heap walker called `name` (the test fails when there is none).
+const HeapWalker &walkerNamed(llvm::StringRef name);
+/// The fact `key` of a walker's result, or "" when it states none.
+std::string factOf(const HeapWalkResult &result, const std::string &key);
+/// True when one of `warnings`, as "where: message", contains `text`.
+bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::string &text);
 
 /// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
