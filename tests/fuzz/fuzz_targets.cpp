@@ -160,6 +160,10 @@ int fuzzManagedWalkers(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"coreclr", "mono"});
 }
 
+int fuzzGoWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"go"});
+}
+
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
   checkResult(sniff(buffer), size);
@@ -195,11 +199,9 @@ int fuzzSniff(const uint8_t *data, size_t size) {
 
 const std::vector<Target> &targets() {
   static const std::vector<Target> list = {
-      {"elf_core", fuzzElfCore},
-      {"minidump", fuzzMinidump},
-      {"glibc_walker", fuzzGlibcWalker},
-      {"managed_walkers", fuzzManagedWalkers},
-      {"sniff", fuzzSniff},
+      {"elf_core", fuzzElfCore},         {"minidump", fuzzMinidump},
+      {"glibc_walker", fuzzGlibcWalker}, {"managed_walkers", fuzzManagedWalkers},
+      {"go_walker", fuzzGoWalker},       {"sniff", fuzzSniff},
   };
   return list;
 }

@@ -28,6 +28,8 @@ int fuzzMinidump(const uint8_t *data, size_t size);
 int fuzzGlibcWalker(const uint8_t *data, size_t size);
 /// The same with the coreclr and mono walkers.
 int fuzzManagedWalkers(const uint8_t *data, size_t size);
+/// The same with the go walker.
+int fuzzGoWalker(const uint8_t *data, size_t size);
 /// Every sniffer (quickCheck, validate, findCandidate), sniff(), and the framing decoders
 /// (aws-chunked, AMQP) over `data` as one buffer.
 int fuzzSniff(const uint8_t *data, size_t size);

@@ -3,6 +3,7 @@
 //
 //   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
+//   dumpsift_fuzz_seeds go OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -10,7 +11,8 @@
 // 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
 // synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
 // mono_los.proc) after the layouts documented in docs/heap-managed.md, the shapes
-// tests/managed/managed_synthetic_test.cpp checks.
+// tests/managed/managed_synthetic_test.cpp checks; go writes hand-laid Go heaps (go_1.19.proc,
+// go_1.22.proc) after docs/heap-go.md, the shapes tests/heap/go_synthetic_test.cpp checks.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -77,6 +79,26 @@ private:
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
 };
 
+/// Writes `seeds` (file name, bytes) into `dir` and says how many allocations the walkers of
+/// `mode` find in each; exit status 0, or 2 when a file cannot be written.
+int writeSeeds(const std::string &mode, const std::string &dir,
+               const std::vector<std::pair<std::string, std::string>> &seeds) {
+  for (const auto &[file, bytes] : seeds) {
+    std::ofstream out(dir + "/" + file, std::ios::binary);
+    out.write(bytes.data(), bytes.size());
+    if (!out) {
+      std::cerr << "dumpsift_fuzz_seeds: cannot write " << dir << "/" << file << "\n";
+      return 2;
+    }
+    auto decoded =
+        fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+    std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
+              << walkAll(mode, AddressSpace(*decoded), nullptr, nullptr, true)
+              << " allocations found\n";
+  }
+  return 0;
+}
+
 /// Writes the synthetic managed seeds into `dir`.
 int writeSynthetic(const std::string &dir) {
   constexpr uint64_t types = 0x10000;
@@ -132,20 +154,64 @@ int writeSynthetic(const std::string &dir) {
     b.put64(0x60000000 + 0x200, huge);
     seeds.push_back({"mono_los.proc", b.encode()});
   }
-  for (const auto &[file, bytes] : seeds) {
-    std::ofstream out(dir + "/" + file, std::ios::binary);
-    out.write(bytes.data(), bytes.size());
-    if (!out) {
-      std::cerr << "dumpsift_fuzz_seeds: cannot write " << dir << "/" << file << "\n";
-      return 2;
-    }
-    auto decoded =
-        fuzz::decodeFuzzProcess(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-    std::cout << dir << "/" << file << ": " << bytes.size() << " bytes; "
-              << walkAll("managed", AddressSpace(*decoded), nullptr, nullptr, true)
-              << " allocations found\n";
+  return writeSeeds("managed", dir, seeds);
+}
+
+/// Writes the synthetic Go seeds into `dir`: one heap laid out for Go 1.19 and for 1.22, each
+/// with a span of small objects swept and one not yet swept, a large object, goroutine stacks, a
+/// GC work buffer and a free span (the program's data as file 3 of fuzzProcessFiles()).
+int writeGo(const std::string &dir) {
+  constexpr uint64_t exe = 0x500000, arena = 0xc000000000, page = test::GoHeap::kPage;
+  constexpr uint32_t sweepgen = 10;
+  std::vector<std::pair<std::string, std::string>> seeds;
+  for (const test::GoRuntimeLayout *layout : {&test::kGo119, &test::kGo122}) {
+    SeedBuilder b;
+    b.region(exe, 0x1000, 3);
+    test::GoHeap heap(b, *layout, exe, sweepgen);
+    heap.addArena(arena);
+    test::GoSpan small; // 1,152-byte objects: 0-1 below freeindex, 2-4 and 6 by their bits
+    small.start = arena;
+    small.spanclass = 33 << 1 | 1;
+    small.elemsize = 1152;
+    small.nelems = 7;
+    small.freeindex = 2;
+    small.alloc_bits = {0x5c};
+    small.sweepgen = sweepgen;
+    heap.addSpan(small);
+    test::GoSpan unswept = small; // every slot allocated; the last collection marked 0 and 3
+    unswept.start = arena + page;
+    unswept.freeindex = 7;
+    unswept.alloc_bits = {0x7f};
+    unswept.mark_bits = {0x09};
+    unswept.sweepgen = sweepgen - 2;
+    heap.addSpan(unswept);
+    test::GoSpan large;
+    large.start = arena + 2 * page;
+    large.npages = 5;
+    large.spanclass = 1;
+    large.elemsize = 5 * page;
+    large.nelems = large.freeindex = 1;
+    large.alloc_bits = {1};
+    large.sweepgen = sweepgen;
+    heap.addSpan(large);
+    test::GoSpan stacks;
+    stacks.start = arena + 7 * page;
+    stacks.npages = 4;
+    stacks.state = 2;
+    stacks.elemsize = 8192;
+    heap.addSpan(stacks);
+    test::GoSpan workbuf = stacks;
+    workbuf.start = arena + 11 * page;
+    workbuf.elemsize = 0;
+    heap.addSpan(workbuf);
+    test::GoSpan dead = large;
+    dead.start = arena + 15 * page;
+    dead.state = 0;
+    heap.addSpan(dead);
+    seeds.push_back(
+        {std::string(layout == &test::kGo119 ? "go_1.19" : "go_1.22") + ".proc", b.encode()});
   }
-  return 0;
+  return writeSeeds("go", dir, seeds);
 }
 
 /// Runs the walkers of `mode` that detect their heaps over `memory`; returns how many allocations
@@ -156,7 +222,9 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    bool wanted = mode == "glibc" ? walker->name() == "glibc" : walker->name() != "glibc";
+    bool wanted = mode == "glibc" || mode == "go"
+                      ? walker->name() == mode
+                      : walker->name() == "coreclr" || walker->name() == "mono";
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;
@@ -185,6 +253,8 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
 int main(int argc, char **argv) {
   if (argc == 3 && std::string(argv[1]) == "synthetic")
     return writeSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "go")
+    return writeGo(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

@@ -61,6 +61,9 @@ TEST_CASE("fuzz corpus replays through glibc_walker") {
 TEST_CASE("fuzz corpus replays through managed_walkers") {
   replayThrough("managed_walkers");
 }
+TEST_CASE("fuzz corpus replays through go_walker") {
+  replayThrough("go_walker");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

@@ -20,8 +20,12 @@ constexpr uint64_t kBuildInfoSearchBytes = 64 * 1024;
 /// A span list or arena list longer than this is not believed (the arena table has 1<<22 slots;
 /// allspans would need a terabyte heap to get near it).
 constexpr uint64_t kMaxListLength = uint64_t(1) << 24;
-/// Entries of allspans checked per candidate.
-constexpr uint64_t kSpansChecked = 64;
+/// Entries of allspans checked per candidate, and how many of its in-use spans are tried against
+/// the arena table (one whose arena is damaged does not sink the heap).
+constexpr uint64_t kSpansChecked = 64, kSpansTried = 4;
+/// Words of the executable's data that look like a slice header and are tried as allspans: a real
+/// program has a handful before mheap_; a hostile dump full of them stops here.
+constexpr unsigned kMaxCandidates = 4096;
 
 /// The captured bytes of the writable mappings of `exe` and of the anonymous mapping right after
 /// its last one (.bss and .noptrbss), where the runtime's globals live. Without modules, every
@@ -82,29 +86,39 @@ std::optional<Slice> readSlice(const AddressSpace &memory, uint64_t addr, uint64
   return s;
 }
 
-/// How many of the first kSpansChecked entries of allspans `list` are plausible in-use spans for
-/// `layout`, and the first of them; -1 when an entry is unreadable or wildly wrong.
-int scoreSpans(const AddressSpace &memory, const Slice &list, const Layout &layout, Span &first) {
-  int in_use = 0;
-  bool have_first = false;
+/// What the first kSpansChecked entries of an allspans candidate hold under one layout: how many
+/// are plausible in-use spans (the first kSpansTried of them kept), and how many are not spans of
+/// this layout at all (unreadable, an impossible state, an in-use span breaking its size class).
+struct SpanSample {
+  unsigned in_use = 0, bad = 0;
+  std::vector<Span> first;
+
+  /// A heap, perhaps with some damage: more good spans than bad ones. Under a wrong layout, or
+  /// for words that only look like a slice, nearly every entry is bad.
+  bool plausible() const { return in_use > 0 && bad < in_use; }
+};
+
+SpanSample sampleSpans(const AddressSpace &memory, const Slice &list, const Layout &layout) {
+  SpanSample out;
   for (uint64_t i = 0; i < std::min(list.len, kSpansChecked); ++i) {
     uint64_t p = 0;
     Span s;
-    if (!word(memory, list.ptr + 8 * i, p) || p % 8 || !readSpan(memory, layout.span, p, s))
-      return -1;
-    if (s.state > kSpanManual)
-      return -1;
+    if (!word(memory, list.ptr + 8 * i, p) || p % 8 || !readSpan(memory, layout.span, p, s) ||
+        s.state > kSpanManual) {
+      ++out.bad;
+      continue;
+    }
     if (s.state != kSpanInUse)
       continue;
-    if (!inUseSpanProblem(s, layout.inline_mark_bits).empty())
-      return -1;
-    ++in_use;
-    if (!have_first) {
-      first = s;
-      have_first = true;
+    if (!inUseSpanProblem(s, layout.inline_mark_bits).empty()) {
+      ++out.bad;
+      continue;
     }
+    ++out.in_use;
+    if (out.first.size() < kSpansTried)
+      out.first.push_back(s);
   }
-  return in_use;
+  return out;
 }
 
 /// Completes `roots` (allspans and layout set) with the arena table: the offsets under which
@@ -159,13 +173,14 @@ bool tryAllspans(const AddressSpace &memory, uint64_t allspans, unsigned minor, 
     if (std::find(order.begin(), order.end(), &l) == order.end())
       order.push_back(&l);
   for (const Layout *layout : order) {
-    Span first;
-    if (scoreSpans(memory, *list, *layout, first) <= 0)
+    SpanSample sample = sampleSpans(memory, *list, *layout);
+    if (!sample.plausible())
       continue;
     HeapRoots candidate;
     candidate.layout = layout;
     candidate.allspans = allspans;
-    if (!findArenaTable(memory, first, candidate))
+    if (std::none_of(sample.first.begin(), sample.first.end(),
+                     [&](const Span &s) { return findArenaTable(memory, s, candidate); }))
       continue;
     uint64_t sweepgen_word = 0;
     if (const uint8_t *p = memory.tryView(allspans - kSweepgenBeforeAllspans, 4))
@@ -178,6 +193,15 @@ bool tryAllspans(const AddressSpace &memory, uint64_t allspans, unsigned minor, 
     return true;
   }
   return false;
+}
+
+/// The error of a search that found no heap.
+llvm::Error noHeap(const HeapRoots &roots) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "no Go heap found: no mheap_.allspans in the executable's data "
+                                 "lists spans that the arena table maps back (%s)",
+                                 roots.version.text.empty() ? "Go version unknown"
+                                                            : roots.version.text.c_str());
 }
 
 } // namespace
@@ -237,7 +261,7 @@ bool readSpan(const AddressSpace &memory, const SpanLayout &l, uint64_t address,
 }
 
 std::string inUseSpanProblem(const Span &s, bool inline_mark_bits) {
-  if (s.start % kPageSize || s.npages == 0 || s.npages > kPagesPerArena * 1024 ||
+  if (s.start % kPageSize || s.npages == 0 || s.npages > kMaxSpanPages ||
       s.start + s.bytes() < s.start)
     return "start " + hexAddress(s.start) + " and " + std::to_string(s.npages) +
            " pages are no span";
@@ -289,20 +313,23 @@ llvm::Expected<HeapRoots> findHeap(const AddressSpace &memory, Diagnostics &diag
   if (!why.empty())
     roots.found_by += " (" + why + ")";
   const Snapshot &snap = memory.snapshot();
+  unsigned candidates = 0;
   for (const MemoryRange &m : executableData(memory, executableModule(snap)))
     for (uint64_t at = (8 - m.start % 8) % 8; at + 24 <= m.bytes.size(); at += 8) {
       const uint8_t *p = m.bytes.data() + at;
-      uint64_t len = read64le(p + 8), cap = read64le(p + 16);
-      if (len == 0 || len > cap || cap < 1024 || cap > kMaxListLength)
+      uint64_t ptr = read64le(p), len = read64le(p + 8), cap = read64le(p + 16);
+      if (ptr == 0 || ptr % 8 || len == 0 || len > cap || cap < 1024 || cap > kMaxListLength)
         continue; // the cheap filter: most words fail here
+      if (++candidates > kMaxCandidates) {
+        diags.warn("go", "more than " + std::to_string(kMaxCandidates) +
+                             " words of the executable's data look like mheap_.allspans; the "
+                             "rest not tried");
+        return noHeap(roots);
+      }
       if (tryAllspans(memory, m.start + at, minor, roots))
         return roots;
     }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "no Go heap found: no mheap_.allspans in the executable's data "
-                                 "lists spans that the arena table maps back (%s)",
-                                 roots.version.text.empty() ? "Go version unknown"
-                                                            : roots.version.text.c_str());
+  return noHeap(roots);
 }
 
 } // namespace dumpsift::golang

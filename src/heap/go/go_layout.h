@@ -22,6 +22,9 @@ inline uint64_t arenaBase(uint64_t index) {
   return index * kArenaBytes + kArenaBaseOffset;
 }
 
+/// A span of more pages than this (one 64 GiB object) is taken for damage.
+constexpr uint64_t kMaxSpanPages = kPagesPerArena * 1024;
+
 /// mspan.state (mheap.go mSpanState).
 enum SpanState : uint8_t { kSpanDead = 0, kSpanInUse = 1, kSpanManual = 2 };
 

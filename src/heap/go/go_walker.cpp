@@ -158,12 +158,25 @@ private:
         ++page;
         continue;
       }
-      if (s.npages == 0 || s.start + s.bytes() < s.start) {
-        bad_spans_.warn("go span " + hexAddress(pointer),
-                        "has " + std::to_string(s.npages) + " pages");
+      // A damaged span is skipped page by page: its page count is not believed either.
+      std::string problem = s.state == kSpanInUse ? inUseSpanProblem(s, layout_.inline_mark_bits)
+                            : s.npages == 0 || s.npages > kMaxSpanPages
+                                ? "has " + std::to_string(s.npages) + " pages"
+                                : "";
+      if (!problem.empty()) {
+        bad_spans_.warn("go span " + hexAddress(pointer) + " at " + hexAddress(s.start),
+                        problem + "; skipped");
         ++page;
         continue;
       }
+      if (s.start < covered_end_) { // a span of an earlier arena claims this page too
+        bad_spans_.warn("go span " + hexAddress(pointer) + " at " + hexAddress(s.start),
+                        "overlaps the span before it, which ends at " + hexAddress(covered_end_) +
+                            "; skipped");
+        ++page;
+        continue;
+      }
+      covered_end_ = s.bytes() > ~s.start ? ~uint64_t(0) : s.start + s.bytes();
       if (s.state == kSpanInUse)
         walkSpan(s, base);
       else
@@ -180,14 +193,8 @@ private:
     addArea(stacks ? kGoroutineStacks : kRuntimeSpans, s.start, s.bytes(), arena_base);
   }
 
-  /// Reports every object of an in-use span.
+  /// Reports every object of an in-use span (one that keeps its size class's rules).
   void walkSpan(const Span &s, uint64_t arena_base) {
-    std::string problem = inUseSpanProblem(s, layout_.inline_mark_bits);
-    if (!problem.empty()) {
-      bad_spans_.warn("go span " + hexAddress(s.address) + " at " + hexAddress(s.start),
-                      problem + "; skipped");
-      return;
-    }
     ++spans_in_use_;
     addArea(kObjectSpans, s.start, s.bytes(), arena_base);
 
@@ -256,7 +263,8 @@ private:
   HeapWalkResult &result_;
   WarningBudget bad_spans_, uncaptured_;
   HeapArea area_;
-  uint64_t page_budget_; // span table slots the walk may still read
+  uint64_t page_budget_;     // span table slots the walk may still read
+  uint64_t covered_end_ = 0; // where the last span walked ends: spans are walked in address order
   uint64_t arenas_walked_ = 0, spans_in_use_ = 0, stack_spans_ = 0, runtime_spans_ = 0,
            unswept_spans_ = 0;
 };
