@@ -1,5 +1,6 @@
 #include "support/test_support.h"
 
+#include "dumpsift/analysis/findings.h"
 #include "dumpsift/heap/walker.h"
 
 #include <algorithm>
@@ -78,6 +79,14 @@ bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::string &t
   return std::any_of(warnings.begin(), warnings.end(), [&](const Diagnostic &d) {
     return (d.where + ": " + d.message).find(text) != std::string::npos;
   });
+}
+
+uint64_t findingNumber(const Finding &f, const std::string &key) {
+  for (const auto &[k, v] : f.numbers)
+    if (k == key)
+      return v;
+  FAIL("finding " << f.type << " has no number " << key);
+  return 0;
 }
 
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {

@@ -13,6 +13,7 @@ namespace dumpsift {
 class HeapWalker;
 struct HeapWalkResult;
 struct Diagnostic;
+struct Finding;
 } // namespace dumpsift
 
 namespace dumpsift::test {
@@ -39,6 +40,8 @@ const HeapWalker &walkerNamed(llvm::StringRef name);
 std::string factOf(const HeapWalkResult &result, const std::string &key);
 /// True when one of `warnings`, as "where: message", contains `text`.
 bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::string &text);
+/// The figure `key` of finding `f` (the test fails when it has none).
+uint64_t findingNumber(const Finding &f, const std::string &key);
 
 /// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
