@@ -1,18 +1,19 @@
 #!/bin/sh
 # Times the go walker on a core of a Go program holding 4,000,000 live small objects.
 #
-# Usage: bench/go_heap.sh [BUILD_DIR]   (default ./build; run from the repository root)
+# Usage: bench/go_heap.sh [BUILD_DIR]   (default ./build; a Release build for figures; run from
+# the repository root)
 # Builds dumpsift and bench/go_million.go (Debian's Go), runs the program, dumps it with gcore
-# into /tmp, then times (best of 3 by CPU, page cache warm) `dumpsift heap CORE --walker go
-# --min-size 1G` (the whole walk, nothing listed) and prints objects per second (the walker's
-# used + free count).
+# into a scratch directory of BUILD_DIR (about 1.1 GB, deleted at the end), then times (best of 3
+# by CPU, page cache warm) `dumpsift heap CORE --walker go --min-size 1G` (the whole walk, nothing
+# listed) and prints objects per second (the walker's used + free count) by CPU and by wall.
 # Needs go, gdb (gcore) and permission to ptrace a child.
 set -eu
 
 build=${1:-build}
 cmake --build "$build" --target dumpsift >/dev/null
 tool=$build/dumpsift
-work=$(mktemp -d /tmp/go_heap.XXXXXX)
+work=$(mktemp -d "$build/go_heap.XXXXXX")
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
@@ -48,5 +49,5 @@ for _ in 1 2 3; do
   fi
 done
 echo "$best" | awk -v n="$objects" -v size="$(stat -c %s "$core")" '{
-  printf "core %.0f MB, %d objects: wall %.3f s, cpu %.3f s, peak RSS %.1f MB, %.1f M objects/s by cpu\n",
-    size / 1e6, n, $1, $2, $3 / 1024, n / ($2 > 0 ? $2 : 0.001) / 1e6 }'
+  printf "core %.0f MB, %d objects: wall %.3f s, cpu %.3f s, peak RSS %.1f MB, %.1f M objects/s by cpu, %.1f M by wall\n",
+    size / 1e6, n, $1, $2, $3 / 1024, n / ($2 > 0 ? $2 : 0.001) / 1e6, n / ($1 > 0 ? $1 : 0.001) / 1e6 }'
