@@ -16,6 +16,7 @@ packages=(
   # gperftools 2.10: tcmalloc preloaded (minimal and full) and linked in, for the tcmalloc walker
   libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev
   openjdk-17-jdk-headless     # the hotspot walker's tests: java, javac and jhsdb (the oracle)
+  golang-go             # the go walker's tests build fixtures/go/ with Debian's Go (1.19)
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

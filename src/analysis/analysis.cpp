@@ -213,7 +213,7 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
 
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer) {
   uint64_t start = buffer.payloadAddress();
-  uint64_t run = std::min(memory.capturedRunFrom(start), buffer.payloadSize());
+  uint64_t run = memory.capturedRunFrom(start, buffer.payloadSize());
   if (run == 0)
     return {};
   return llvm::ArrayRef<uint8_t>(memory.tryView(start, run), run);

@@ -43,6 +43,8 @@ constexpr uint64_t kSlackBytes = 32, kPageSize = 4096;
 /// means within an eighth of it. Powers of two from kMinPoolBucket up count as pool buckets.
 constexpr uint64_t kLohThreshold = 85000, kMmapThreshold = 128 * 1024, kS3ChunkFrame = 131162;
 constexpr uint64_t kMinPoolBucket = 4096;
+/// The Go runtime's page: a large object (over 32 KiB) takes whole pages.
+constexpr uint64_t kGoPageSize = 8192;
 
 /// 135152 -> "135,152".
 std::string commas(uint64_t n) {
@@ -492,7 +494,8 @@ void findZeroTails(const Context &ctx, std::vector<Finding> &out) {
 // ---------------------------------------------------------------------------------------------
 
 /// The request sizes that give an allocation of this size: glibc rounds a heap chunk up to 16
-/// bytes and an mmapped chunk up to whole pages; a managed array's length is exact.
+/// bytes and an mmapped chunk up to whole pages, Go a large object up to whole 8 KiB pages; a
+/// managed array's length is exact.
 struct RequestRange {
   uint64_t lo = 0, hi = 0;
   bool contains(uint64_t n) const { return lo <= n && n <= hi; }
@@ -510,6 +513,8 @@ RequestRange requestRange(const Context &ctx, const Buffer &b) {
     uint64_t slack = a.mmapped ? kPageSize - 1 : 15;
     return {a.size > slack ? a.size - slack : 0, a.size};
   }
+  if (bufferSource(ctx.analysis, b) == "go" && a.size_class == 0) // large: whole 8 KiB pages
+    return {a.size > kGoPageSize - 1 ? a.size - (kGoPageSize - 1) : 0, a.size};
   return {a.size, a.size};
 }
 
@@ -530,11 +535,12 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
     const Allocation &a = first.allocation;
     const bool managed = a.managed.has_value();
     const bool glibc = bufferSource(ctx.analysis, first) == "glibc";
+    const bool go = bufferSource(ctx.analysis, first) == "go";
     RequestRange requests = requestRange(ctx, first);
     bool holds_aws = std::any_of(members.begin(), members.end(), [&](size_t i) {
       return ctx.buffer(i).content.kind == ContentKind::AwsChunked;
     });
-    const std::string noun = managed ? "arrays" : glibc ? "requests" : "buffers";
+    const std::string noun = managed ? "arrays" : glibc || go ? "requests" : "buffers";
     std::vector<std::string> what, meaning;
     uint64_t threshold = 0;
     auto note_threshold = [&](uint64_t t) {

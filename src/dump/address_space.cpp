@@ -20,6 +20,27 @@ template <typename T> const T *findContaining(const std::vector<T> &items, uint6
   return addr < it->end() ? &*it : nullptr;
 }
 
+/// Ranges one view may join: a hostile dump of many adjacent ranges costs no more than this.
+constexpr size_t kMaxJoinedRanges = 1024;
+
+/// How many bytes from `addr` (inside `*range`) on, up to `limit`, one view can cover: the rest of
+/// the range, then each range after it that starts where the one before ends and whose bytes
+/// follow that one's bytes in the dump file (adjacent mappings written one after the other, as
+/// gcore and the kernel write them: a Go heap arena is several mappings, and its large objects
+/// straddle them).
+uint64_t contiguousRun(const std::vector<MemoryRange> &memory, const MemoryRange *range,
+                       uint64_t addr, uint64_t limit) {
+  uint64_t run = range->end() - addr;
+  const size_t left = static_cast<size_t>(memory.data() + memory.size() - range);
+  const MemoryRange *end = range + std::min(left, kMaxJoinedRanges);
+  for (const MemoryRange *next = range + 1;
+       run < limit && next < end && next->start == next[-1].end() &&
+       next->bytes.data() == next[-1].bytes.data() + next[-1].bytes.size();
+       ++next)
+    run += next->bytes.size();
+  return std::min(run, limit);
+}
+
 } // namespace
 
 llvm::StringRef faultName(Fault fault) {
@@ -46,7 +67,8 @@ const Region *AddressSpace::regionContaining(uint64_t addr) const {
 
 const uint8_t *AddressSpace::tryView(uint64_t addr, uint64_t len) const {
   const MemoryRange *range = rangeContaining(addr);
-  if (!range || len > range->end() - addr)
+  if (!range ||
+      (len > range->end() - addr && contiguousRun(snapshot_.memory, range, addr, len) < len))
     return nullptr;
   return range->bytes.data() + (addr - range->start);
 }
@@ -57,9 +79,9 @@ Fault AddressSpace::classify(uint64_t addr) const {
   return regionContaining(addr) ? Fault::NotCaptured : Fault::Unmapped;
 }
 
-uint64_t AddressSpace::capturedRunFrom(uint64_t addr) const {
+uint64_t AddressSpace::capturedRunFrom(uint64_t addr, uint64_t limit) const {
   const MemoryRange *range = rangeContaining(addr);
-  return range ? range->end() - addr : 0;
+  return range ? contiguousRun(snapshot_.memory, range, addr, limit) : 0;
 }
 
 void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {

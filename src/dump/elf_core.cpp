@@ -678,7 +678,7 @@ private:
 
   /// Sets each region's class. Image: backed by a file (NT_FILE). Heap: the brk heap, found as
   /// described at findHeap. Anonymous: other writable regions without a file (finalizeSnapshot
-  /// turns the ones holding a thread's stack pointer into Stack). Other: the rest (vdso, vvar,
+  /// turns the thread stacks among them into Stack). Other: the rest (vdso, vvar,
   /// vsyscall, PROT_NONE gaps, read-only anonymous memory).
   void classifyRegions() {
     for (Region &r : snap_.regions) {

@@ -26,6 +26,76 @@ void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const ch
   items = std::move(kept);
 }
 
+/// Auxiliary vector entries that point into the process's initial stack (the strings and random
+/// bytes the kernel puts above argv and envp): AT_PLATFORM, AT_RANDOM, AT_EXECFN.
+constexpr uint64_t kAtPlatform = 15, kAtRandom = 25, kAtExecfn = 31;
+
+/// A guard below a thread stack is at most this large: glibc's and musl's pthread guards are a
+/// page or two, HotSpot's guard zones a few pages (of 64 KiB on some arm64 kernels).
+constexpr uint64_t kMaxGuardBytes = 1 << 20;
+
+/// The index of the region holding `addr` (regions sorted, disjoint), or regions.size().
+size_t regionIndex(const std::vector<Region> &regions, uint64_t addr) {
+  auto it = std::upper_bound(regions.begin(), regions.end(), addr,
+                             [](uint64_t a, const Region &r) { return a < r.start; });
+  if (it == regions.begin() || addr >= std::prev(it)->end())
+    return regions.size();
+  return static_cast<size_t>(std::prev(it) - regions.begin());
+}
+
+/// True when the region below regions[i] is a guard: adjacent, small, without a file and not
+/// writable (PROT_NONE; gdb writes such a mapping as a read-only segment of zeros). glibc's and
+/// musl's pthread_create and the JVM put one under every thread stack they map.
+bool hasGuardBelow(const std::vector<Region> &regions, size_t i) {
+  if (i == 0)
+    return false;
+  const Region &below = regions[i - 1];
+  return below.end() == regions[i].start && below.size <= kMaxGuardBytes && !below.perms.write &&
+         below.backing_file.empty();
+}
+
+/// Classes the thread stacks Stack and gives each thread the range of its stack mapping. A region
+/// is a stack because it is a thread's stack mapping, not because a stack pointer lands in it: the
+/// Go runtime runs its threads on stacks carved out of its heap arenas, so a stack pointer may
+/// point into a heap. A stack mapping is
+/// - the process's initial stack: the region the auxiliary vector's strings lie in;
+/// - a region holding a thread's stack pointer with a guard right below it (hasGuardBelow);
+/// - on Windows, the region holding a thread's stack pointer (the dump's thread list takes the
+///   stack range from the thread's own TEB).
+/// A dump that does not show the initial stack (no auxiliary vector) does not say enough to tell
+/// stacks from heaps: there every region holding a stack pointer is a stack. Only anonymous and
+/// unclassified regions change class.
+void markThreadStacks(Snapshot &snapshot) {
+  std::vector<Region> &regions = snapshot.regions;
+  auto mark = [&](size_t i) {
+    if (regions[i].cls == RegionClass::Anonymous || regions[i].cls == RegionClass::Other)
+      regions[i].cls = RegionClass::Stack;
+  };
+  bool initial_stack_known = false;
+  for (const auto &[type, value] : snapshot.auxv) {
+    if (type != kAtPlatform && type != kAtRandom && type != kAtExecfn)
+      continue;
+    size_t i = regionIndex(regions, value);
+    if (i == regions.size() || (regions[i].cls != RegionClass::Stack &&
+                                (!regions[i].backing_file.empty() || !regions[i].perms.write)))
+      continue;
+    mark(i);
+    initial_stack_known = true;
+  }
+  const bool by_stack_pointer = !initial_stack_known || snapshot.system.os == "windows";
+  for (Thread &t : snapshot.threads) {
+    size_t i = regionIndex(regions, t.stack_pointer);
+    if (i == regions.size())
+      continue;
+    if (regions[i].cls != RegionClass::Stack && (by_stack_pointer || hasGuardBelow(regions, i)))
+      mark(i);
+    if (regions[i].cls == RegionClass::Stack && t.stack_start == 0 && t.stack_end == 0) {
+      t.stack_start = regions[i].start;
+      t.stack_end = regions[i].end();
+    }
+  }
+}
+
 } // namespace
 
 void finalizeSnapshot(Snapshot &snapshot) {
@@ -100,22 +170,7 @@ void finalizeSnapshot(Snapshot &snapshot) {
     }
   }
 
-  // Threads' stacks: the region holding each stack pointer.
-  for (Thread &t : snapshot.threads) {
-    auto it = std::upper_bound(snapshot.regions.begin(), snapshot.regions.end(), t.stack_pointer,
-                               [](uint64_t addr, const Region &r) { return addr < r.start; });
-    if (it == snapshot.regions.begin())
-      continue;
-    --it;
-    if (t.stack_pointer >= it->end())
-      continue;
-    if (t.stack_start == 0 && t.stack_end == 0) {
-      t.stack_start = it->start;
-      t.stack_end = it->end();
-    }
-    if (it->cls == RegionClass::Anonymous || it->cls == RegionClass::Other)
-      it->cls = RegionClass::Stack;
-  }
+  markThreadStacks(snapshot);
 }
 
 } // namespace dumpsift::detail

@@ -11,7 +11,7 @@
 // PROT_NONE line in /proc/PID/maps); they are class Image when the reservation is MEM_IMAGE or
 // MEM_MAPPED and Other otherwise. Committed MEM_IMAGE and MEM_MAPPED regions are Image; committed
 // writable MEM_PRIVATE regions are Anonymous (the heap candidates on Windows; finalizeSnapshot
-// turns the ones holding a thread's stack pointer into Stack); other committed ones are Other.
+// turns the thread stacks among them into Stack); other committed ones are Other.
 // When a LinuxMaps line covers exactly the same range it decides the class and the backing file
 // instead (Linux writers mark file mappings MEM_PRIVATE). Image regions inside a module's range
 // take the module's path as their backing file when nothing better is known.

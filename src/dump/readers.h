@@ -13,8 +13,8 @@ llvm::Error readElfCore(Snapshot &snapshot);
 llvm::Error readMinidump(Snapshot &snapshot);
 
 /// Shared finishing step: sorts regions and memory, checks they do not overlap (dropping and
-/// warning about overlaps), computes each region's captured byte count, and fills thread stack
-/// ranges from the regions. Replaces bytes that are not UTF-8 in every name read from the dump.
+/// warning about overlaps), computes each region's captured byte count, classes the thread stacks
+/// and fills the threads' stack ranges from them (markThreadStacks in finalize.cpp). Replaces bytes that are not UTF-8 in every name read from the dump.
 void finalizeSnapshot(Snapshot &snapshot);
 
 } // namespace dumpsift::detail

@@ -3,6 +3,7 @@
 #include "glibc/glibc_walker.h"
 #include "jemalloc/jemalloc_walker.h"
 #include "hotspot/hotspot_walker.h"
+#include "go/go_walker.h"
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
 #include "musl/musl_walker.h"
@@ -50,6 +51,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeMuslWalker());
     list.push_back(makeTcmallocWalker());
     list.push_back(makeHotSpotWalker());
+    list.push_back(makeGoWalker());
     return list;
   }();
   return walkers;

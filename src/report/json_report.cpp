@@ -117,6 +117,10 @@ Json bufferJson(const Analysis &analysis, const Buffer &b) {
     j["arena"] = hexAddress(a.arena);
   if (a.data_offset)
     j["data_offset"] = a.data_offset;
+  if (a.size_class >= 0)
+    j["size_class"] = a.size_class;
+  if (a.noscan)
+    j["noscan"] = true;
   if (a.managed) {
     const ManagedArray &m = *a.managed;
     j["managed"] = Json{{"type", m.type_name.empty() ? "array" : m.type_name},

@@ -64,6 +64,7 @@ struct AnalyzeArgs {
   std::string report;
   bool quiet = false;
   bool timings = false;
+  std::string exe;
   ExtractArgs extract;
 };
 
@@ -87,6 +88,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
   auto snapshot = openDump(args.dump);
   if (!snapshot)
     return fileError(args.dump, snapshot.takeError());
+  (*snapshot)->executable_file = args.exe;
   AddressSpace memory(**snapshot);
   Progress progress(!args.quiet && stderrIsTerminal(), args.timings);
   Analysis analysis = analyze(memory, options, [&](llvm::StringRef phase, uint64_t d, uint64_t t) {
@@ -147,6 +149,8 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
   cmd->add_option("--state", args->filters.state, "used, free, unknown or all")
       ->capture_default_str();
   cmd->add_option("--walker", args->walkers, "Only this heap walker (repeatable)");
+  cmd->add_option("--exe", args->exe,
+                  "The dumped program's executable, for its symbols (docs/cli.md)");
   cmd->add_flag("--no-region-scan", args->no_region_scan,
                 "Do not scan memory that no heap walker claims");
   cmd->add_option("--threads", args->threads, "Threads for sniffing (default: all cores)");

@@ -23,6 +23,7 @@ struct HeapArgs {
   std::vector<std::string> walkers;
   bool json = false;
   bool quiet = false;
+  std::string exe;
 };
 
 // What `heap` lists per allocation: compact, since a heap may hold millions.
@@ -43,6 +44,7 @@ llvm::Expected<int> runHeap(const HeapArgs &args) {
   auto snapshot = openDump(args.dump);
   if (!snapshot)
     return fileError(args.dump, snapshot.takeError());
+  (*snapshot)->executable_file = args.exe;
   AddressSpace memory(**snapshot);
   Progress progress(!args.quiet && stderrIsTerminal());
 
@@ -157,6 +159,8 @@ void addHeapCommand(CLI::App &app, Runner &runner) {
   cmd->add_option("--state", args->filters.state, "used, free, unknown or all")
       ->capture_default_str();
   cmd->add_option("--walker", args->walkers, "Only this heap walker (repeatable)");
+  cmd->add_option("--exe", args->exe,
+                  "The dumped program's executable, for its symbols (docs/cli.md)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
   cmd->callback([&runner, args] { runner = [args] { return runHeap(*args); }; });

@@ -7,6 +7,7 @@
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "support/finding_numbers.h"
 #include "support/test_support.h"
 
 #include "llvm/Support/xxhash.h"
@@ -127,15 +128,6 @@ std::string commas(uint64_t n) {
   return out;
 }
 
-/// Finding `f`'s number called `key` (FAILs when absent).
-uint64_t number(const Finding &f, const std::string &key) {
-  for (const auto &[k, v] : f.numbers)
-    if (k == key)
-      return v;
-  FAIL("finding " << f.type << " has no number " << key);
-  return 0;
-}
-
 /// True when the findings are in the documented order: bytes desc, type, first address.
 bool sortedAsDocumented(const std::vector<Finding> &all) {
   return std::is_sorted(all.begin(), all.end(), [](const Finding &a, const Finding &b) {
@@ -222,9 +214,9 @@ TEST_CASE("duplicates: identical copies, not buffers that merely share a size") 
   auto dups = ofType(all, "duplicates");
   REQUIRE(dups.size() == 1);
   CHECK(dups[0].addresses == copies);
-  CHECK(number(dups[0], "count") == 3);
-  CHECK(number(dups[0], "size") == 100000);
-  CHECK(number(dups[0], "total_bytes") == 300000);
+  CHECK(findingNumber(dups[0], "count") == 3);
+  CHECK(findingNumber(dups[0], "size") == 100000);
+  CHECK(findingNumber(dups[0], "total_bytes") == 300000);
   CHECK(dups[0].bytes == 200000);
   CHECK(dups[0].explanation ==
         "3 buffers of 100,000 bytes hold the same random-looking data: 2 redundant copies waste "
@@ -234,7 +226,7 @@ TEST_CASE("duplicates: identical copies, not buffers that merely share a size") 
   auto zero = ofType(all, "zero-filled");
   REQUIRE(zero.size() == 1);
   CHECK(zero[0].addresses == zeros);
-  CHECK(number(zero[0], "count") == 2);
+  CHECK(findingNumber(zero[0], "count") == 2);
   CHECK(zero[0].bytes == 200000);
 }
 
@@ -282,11 +274,11 @@ TEST_CASE("growth-chain: the trail of a doubling buffer, with glibc's slack") {
   uint64_t total = 0;
   for (uint64_t c = 256; c <= 256 * 1024; c *= 2)
     total += glibcUsable(c);
-  CHECK(number(f, "count") == 11);
-  CHECK(number(f, "first_size") == 264);
-  CHECK(number(f, "final_size") == 266224);
-  CHECK(number(f, "total_bytes") == total);
-  CHECK(number(f, "growth_percent") == 200);
+  CHECK(findingNumber(f, "count") == 11);
+  CHECK(findingNumber(f, "first_size") == 264);
+  CHECK(findingNumber(f, "final_size") == 266224);
+  CHECK(findingNumber(f, "total_bytes") == total);
+  CHECK(findingNumber(f, "growth_percent") == 200);
   CHECK(f.bytes == total - 266224);
   CHECK(f.explanation == "a buffer grew x2 at a time from 264 to 266,224 bytes and left 10 "
                          "outgrown arrays behind, each holding the start of the same "
@@ -309,13 +301,13 @@ TEST_CASE("growth-chain: only the arrays above --min-size, and a x1.5 chain") {
   auto doubling = std::find_if(chains.begin(), chains.end(),
                                [&](const Finding &f) { return f.addresses == chain; });
   REQUIRE(doubling != chains.end());
-  CHECK(number(*doubling, "count") == 3);
+  CHECK(findingNumber(*doubling, "count") == 3);
   CHECK(doubling->explanation.find("; smaller arrays, if any, are under --min-size 65,536") !=
         std::string::npos);
   auto x15 = std::find_if(chains.begin(), chains.end(),
                           [&](const Finding &f) { return f.addresses == slow; });
   REQUIRE(x15 != chains.end());
-  CHECK(number(*x15, "growth_percent") == 150);
+  CHECK(findingNumber(*x15, "growth_percent") == 150);
   CHECK(x15->explanation.rfind("a buffer grew x1.5 at a time from 40,008 to ", 0) == 0);
 }
 
@@ -371,9 +363,9 @@ TEST_CASE("zero-tail: capacity far beyond the content") {
   REQUIRE(tails.size() == 1);
   CHECK(tails[0].addresses == std::vector<uint64_t>{tail});
   CHECK(tails[0].bytes == 1052656 - 102400);
-  CHECK(number(tails[0], "count") == 1);
-  CHECK(number(tails[0], "size") == 1052656);
-  CHECK(number(tails[0], "content_bytes") == 102400);
+  CHECK(findingNumber(tails[0], "count") == 1);
+  CHECK(findingNumber(tails[0], "size") == 1052656);
+  CHECK(findingNumber(tails[0], "content_bytes") == 102400);
   CHECK(tails[0].explanation ==
         "a buffer of 1,052,656 bytes holds 102,400 bytes of random-looking data and then 950,256 "
         "zero bytes: its capacity is far beyond its content (90% unused)");
@@ -410,7 +402,7 @@ TEST_CASE("size-class: mmap threshold, S3 chunk frames, the LOH and pool buckets
     return *it;
   };
   Finding s3 = with(frames);
-  CHECK(number(s3, "threshold") == 131072);
+  CHECK(findingNumber(s3, "threshold") == 131072);
   CHECK(s3.bytes == 3 * 135152);
   CHECK(s3.explanation ==
         "3 buffers of 135,152 bytes are 131,162-byte S3 signed chunk frames (128 KiB of data plus "
@@ -419,12 +411,12 @@ TEST_CASE("size-class: mmap threshold, S3 chunk frames, the LOH and pool buckets
         "bytes is a power-of-two pool bucket (ArrayPool-style pools round requests up to a power "
         "of two)");
   Finding pool = with(megs);
-  CHECK(number(pool, "threshold") == 1048576);
+  CHECK(findingNumber(pool, "threshold") == 1048576);
   CHECK(pool.explanation.rfind("2 buffers of 1,052,656 bytes are 1 MiB (1,048,576-byte) "
                                "requests: 1,048,576 bytes is a power-of-two pool bucket",
                                0) == 0);
   Finding lohs = with(arrays);
-  CHECK(number(lohs, "threshold") == 85000);
+  CHECK(findingNumber(lohs, "threshold") == 85000);
   CHECK(lohs.explanation == "2 buffers of 85,024 bytes: just over .NET's 85,000-byte "
                             "large-object threshold, so each lives on the large object heap, "
                             "which is collected only with gen 2 and not compacted");
@@ -442,8 +434,8 @@ TEST_CASE("many-same-size: 100 or more buffers of one size and kind") {
   auto many = ofType(p.findings(), "many-same-size");
   REQUIRE(many.size() == 1);
   CHECK(many[0].addresses == bodies);
-  CHECK(number(many[0], "count") == 120);
-  CHECK(number(many[0], "size") == 8200);
+  CHECK(findingNumber(many[0], "count") == 120);
+  CHECK(findingNumber(many[0], "size") == 8200);
   CHECK(many[0].bytes == 120 * 8200);
   CHECK(many[0].explanation == "120 buffers of 8,200 bytes all hold json (960.9 KiB): likely one "
                                "code path allocating a buffer per request, or a pool holding them");
@@ -543,8 +535,8 @@ TEST_CASE("findings name the waste in a live process (waste fixture)") {
     uint64_t size = planted["copy"][0].usable;
     Finding f = findingWith(all, "duplicates", planted["copy"][0].address);
     CHECK(f.addresses == addressesOf(planted["copy"], true));
-    CHECK(number(f, "count") == 3);
-    CHECK(number(f, "size") == size);
+    CHECK(findingNumber(f, "count") == 3);
+    CHECK(findingNumber(f, "size") == size);
     CHECK(f.bytes == 2 * size);
     for (const Planted3 &r : planted["random"])
       for (const Finding &d : ofType(all, "duplicates"))
@@ -585,36 +577,36 @@ TEST_CASE("findings name the waste in a live process (waste fixture)") {
     uint64_t total = 0;
     for (const Planted3 &c : planted["chain"])
       total += c.usable;
-    CHECK(number(f, "count") == 11);
-    CHECK(number(f, "first_size") == 264);
-    CHECK(number(f, "final_size") == planted["chain"].back().usable);
-    CHECK(number(f, "total_bytes") == total);
-    CHECK(number(f, "growth_percent") == 200);
+    CHECK(findingNumber(f, "count") == 11);
+    CHECK(findingNumber(f, "first_size") == 264);
+    CHECK(findingNumber(f, "final_size") == planted["chain"].back().usable);
+    CHECK(findingNumber(f, "total_bytes") == total);
+    CHECK(findingNumber(f, "growth_percent") == 200);
     CHECK(f.bytes == total - planted["chain"].back().usable);
   }
   SECTION("twelve zeroed 1 MiB buffers, and one with a long zero tail") {
     uint64_t size = planted["zeros"][0].usable;
     Finding z = findingWith(all, "zero-filled", planted["zeros"][0].address);
     CHECK(z.addresses == addressesOf(planted["zeros"], true));
-    CHECK(number(z, "count") == 12);
-    CHECK(number(z, "size") == size);
+    CHECK(findingNumber(z, "count") == 12);
+    CHECK(findingNumber(z, "size") == size);
     CHECK(z.bytes == 12 * size);
 
     const Planted3 &t = planted["zero-tail"][0];
     Finding tail = findingWith(all, "zero-tail", t.address);
     CHECK(tail.addresses == std::vector<uint64_t>{t.address});
-    CHECK(number(tail, "content_bytes") == t.content);
+    CHECK(findingNumber(tail, "content_bytes") == t.content);
     CHECK(tail.bytes == t.usable - t.content);
 
     // The 1 MiB requests sit on a power-of-two pool bucket: the twelve plus the tail buffer.
     Finding pool = findingWith(all, "size-class", t.address);
-    CHECK(number(pool, "count") == 13);
-    CHECK(number(pool, "threshold") == 1048576);
+    CHECK(findingNumber(pool, "count") == 13);
+    CHECK(findingNumber(pool, "threshold") == 1048576);
   }
   SECTION("128 request bodies of one size") {
     Finding f = findingWith(all, "many-same-size", planted["request"][0].address);
     CHECK(f.addresses == addressesOf(planted["request"], true));
-    CHECK(number(f, "count") == 128);
+    CHECK(findingNumber(f, "count") == 128);
     CHECK(f.bytes == 128 * planted["request"][0].usable);
   }
   SECTION("the text summary says it in plain words") {

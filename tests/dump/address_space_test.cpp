@@ -11,7 +11,7 @@
 using namespace dumpsift;
 
 TEST_CASE("address space tells captured, not-captured and unmapped apart") {
-  static const uint8_t bytes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  static const uint8_t bytes[] = {1, 2, 3, 4, 5, 6, 7, 8, 0, 9, 10, 11, 12, 13, 14, 15, 16};
   Snapshot snap;
   Region r;
   r.start = 0x1000;
@@ -19,7 +19,7 @@ TEST_CASE("address space tells captured, not-captured and unmapped apart") {
   r.captured = 8;
   snap.regions.push_back(r);
   snap.memory.push_back({0x1000, llvm::ArrayRef<uint8_t>(bytes, 8)});
-  snap.memory.push_back({0x1008, llvm::ArrayRef<uint8_t>(bytes + 8, 8)});
+  snap.memory.push_back({0x1008, llvm::ArrayRef<uint8_t>(bytes + 9, 8)}); // not after the first
   AddressSpace as(snap);
 
   CHECK(as.classify(0x1000) == Fault::None);
@@ -40,6 +40,24 @@ TEST_CASE("address space tells captured, not-captured and unmapped apart") {
   uint64_t word = 0;
   CHECK(as.tryReadU64(0x1000, word));
   CHECK(word == 0x0807060504030201ull);
+  CHECK(as.capturedRunFrom(0x1004) == 4);
+}
+
+TEST_CASE("a view may cross ranges that follow each other in memory and in the file") {
+  // Three adjacent mappings written one after the other (a Go arena's mappings in a gcore core),
+  // then one whose bytes lie elsewhere in the file.
+  static const uint8_t bytes[40] = {};
+  Snapshot snap;
+  snap.memory.push_back({0x1000, llvm::ArrayRef<uint8_t>(bytes, 8)});
+  snap.memory.push_back({0x1008, llvm::ArrayRef<uint8_t>(bytes + 8, 8)});
+  snap.memory.push_back({0x1010, llvm::ArrayRef<uint8_t>(bytes + 16, 8)});
+  snap.memory.push_back({0x1018, llvm::ArrayRef<uint8_t>(bytes + 32, 8)});
+  AddressSpace as(snap);
+  CHECK(as.tryView(0x1004, 20) == bytes + 4);
+  CHECK(as.tryView(0x1004, 21) == nullptr);
+  CHECK(as.capturedRunFrom(0x1004) == 20);
+  CHECK(as.capturedRunFrom(0x1004, 10) == 10);
+  CHECK(as.capturedRunFrom(0x1018) == 8);
 }
 
 TEST_CASE("releasing the pages of a mapped dump keeps every read the same") {

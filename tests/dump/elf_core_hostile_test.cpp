@@ -879,3 +879,40 @@ TEST_CASE("elf core: stack pointers of aarch64 and arm, unknown machines") {
   CHECK(hasWarning(*snap, {"register layout of machine-243 is not known"}));
   CHECK(snap->diagnostics.warnings().size() == 1);
 }
+
+TEST_CASE("elf core: a stack is a thread's stack mapping, not where a stack pointer lands") {
+  // Four threads, laid out as in a Go process: the main thread on the initial stack (the
+  // auxiliary vector's strings lie in it), one on a pthread stack with a guard page below, two on
+  // stacks carved out of a heap arena (no guard: the arena's pages lie below and above).
+  CoreBuilder b;
+  const uint64_t sp_at = 0x70 + 19 * 8;
+  for (uint64_t sp : {0x7ffd0800ull, 0x7f0000010f00ull, 0xc000001800ull, 0xc000003800ull})
+    b.addNote(1, b.desc(336, {{0x20, 9, 4}, {sp_at, sp, 8}}));
+  b.addNote(6, b.auxv({{6, 4096}, {25 /*AT_RANDOM*/, 0x7ffd0f00}, {31 /*AT_EXECFN*/, 0x7ffd0fe0}}));
+  b.addLoad(0x7f0000000000, 0x1000, {}, 0);                    // the pthread stack's guard
+  b.addLoad(0x7f0000001000, 0x10000, counting(0x10000, 1), 6); // the pthread stack
+  b.addLoad(0xc000000000, 0x2000, counting(0x2000, 2), 6);     // arena pages, split in two
+  b.addLoad(0xc000002000, 0x2000, counting(0x2000, 3), 6);     //   mappings (huge page flags)
+  b.addLoad(0xc000004000, 0x4000, {}, 4);                      // the arena's reserved rest
+  b.addLoad(0x7ffd0000, 0x1000, counting(0x1000, 4), 6);       // the initial stack
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+  CHECK(regionAt(*snap, 0x7ffd0000)->cls == RegionClass::Stack);
+  CHECK(regionAt(*snap, 0x7f0000001000)->cls == RegionClass::Stack);
+  CHECK(regionAt(*snap, 0xc000000000)->cls == RegionClass::Anonymous);
+  CHECK(regionAt(*snap, 0xc000002000)->cls == RegionClass::Anonymous);
+  REQUIRE(snap->threads.size() == 4);
+  CHECK(snap->threads[0].stack_start == 0x7ffd0000);
+  CHECK(snap->threads[1].stack_start == 0x7f0000001000);
+  CHECK(snap->threads[1].stack_end == 0x7f0000011000);
+  // A thread on a heap stack has no stack mapping the dump can name.
+  CHECK(snap->threads[2].stack_end == 0);
+  CHECK(snap->threads[3].stack_end == 0);
+
+  // Without the auxiliary vector nothing tells the initial stack from a heap: every region that
+  // holds a stack pointer is a stack, as before.
+  b.notes.erase(b.notes.begin() + 4);
+  auto bare = mustOpenBytes(b.build());
+  CHECK(regionAt(*bare, 0xc000000000)->cls == RegionClass::Stack);
+  CHECK(regionAt(*bare, 0xc000002000)->cls == RegionClass::Stack);
+}

@@ -175,6 +175,10 @@ int fuzzTcmallocWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"tcmalloc"});
 }
 
+int fuzzGoWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"go"});
+}
+
 int fuzzSniff(const uint8_t *data, size_t size) {
   const llvm::ArrayRef<uint8_t> buffer(data, size);
   checkResult(sniff(buffer), size);
@@ -218,6 +222,7 @@ const std::vector<Target> &targets() {
       {"mimalloc_walker", fuzzMimallocWalker},
       {"musl_walker", fuzzMuslWalker},
       {"tcmalloc_walker", fuzzTcmallocWalker},
+      {"go_walker", fuzzGoWalker},
       {"sniff", fuzzSniff},
   };
   return list;

@@ -36,6 +36,8 @@ int fuzzMimallocWalker(const uint8_t *data, size_t size);
 int fuzzMuslWalker(const uint8_t *data, size_t size);
 /// The same with the tcmalloc walker.
 int fuzzTcmallocWalker(const uint8_t *data, size_t size);
+/// The same with the go walker.
+int fuzzGoWalker(const uint8_t *data, size_t size);
 /// Every sniffer (quickCheck, validate, findCandidate), sniff(), and the framing decoders
 /// (aws-chunked, AMQP) over `data` as one buffer.
 int fuzzSniff(const uint8_t *data, size_t size);

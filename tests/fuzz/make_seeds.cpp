@@ -7,6 +7,7 @@
 //   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-musl OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-tcmalloc OUT_DIR
+//   dumpsift_fuzz_seeds go OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
@@ -21,7 +22,9 @@
 // (mimalloc_example.proc); synthetic-musl the hand-laid musl heap of
 // tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable);
 // synthetic-tcmalloc the hand-laid tcmalloc heap of tests/support/synthetic_tcmalloc.h
-// (tcmalloc_heap.proc), the shape tests/heap/tcmalloc_synthetic_test.cpp checks.
+// (tcmalloc_heap.proc), the shape tests/heap/tcmalloc_synthetic_test.cpp checks; go writes
+// hand-laid Go heaps (go_1.19.proc, go_1.22.proc) after docs/heap-go.md, the shapes
+// tests/heap/go_synthetic_test.cpp checks.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -224,6 +227,62 @@ int writeSeeds(const std::string &dir, const std::string &mode,
   return 0;
 }
 
+/// Writes the synthetic Go seeds into `dir`: one heap laid out for Go 1.19 and for 1.22, each
+/// with a span of small objects swept and one not yet swept, a large object, goroutine stacks, a
+/// GC work buffer and a free span (the program's data as file 3 of fuzzProcessFiles()).
+int writeGo(const std::string &dir) {
+  constexpr uint64_t exe = 0x500000, arena = 0xc000000000, page = test::GoHeap::kPage;
+  constexpr uint32_t sweepgen = 10;
+  std::vector<std::pair<std::string, std::string>> seeds;
+  for (const test::GoRuntimeLayout *layout : {&test::kGo119, &test::kGo122}) {
+    SeedBuilder b;
+    b.region(exe, 0x1000, 3);
+    test::GoHeap heap(b, *layout, exe, sweepgen);
+    heap.addArena(arena);
+    test::GoSpan small; // 1,152-byte objects: 0-1 below freeindex, 2-4 and 6 by their bits
+    small.start = arena;
+    small.spanclass = 33 << 1 | 1;
+    small.elemsize = 1152;
+    small.nelems = 7;
+    small.freeindex = 2;
+    small.alloc_bits = {0x5c};
+    small.sweepgen = sweepgen;
+    heap.addSpan(small);
+    test::GoSpan unswept = small; // every slot allocated; the last collection marked 0 and 3
+    unswept.start = arena + page;
+    unswept.freeindex = 7;
+    unswept.alloc_bits = {0x7f};
+    unswept.mark_bits = {0x09};
+    unswept.sweepgen = sweepgen - 2;
+    heap.addSpan(unswept);
+    test::GoSpan large;
+    large.start = arena + 2 * page;
+    large.npages = 5;
+    large.spanclass = 1;
+    large.elemsize = 5 * page;
+    large.nelems = large.freeindex = 1;
+    large.alloc_bits = {1};
+    large.sweepgen = sweepgen;
+    heap.addSpan(large);
+    test::GoSpan stacks;
+    stacks.start = arena + 7 * page;
+    stacks.npages = 4;
+    stacks.state = 2;
+    stacks.elemsize = 8192;
+    heap.addSpan(stacks);
+    test::GoSpan workbuf = stacks;
+    workbuf.start = arena + 11 * page;
+    workbuf.elemsize = 0;
+    heap.addSpan(workbuf);
+    test::GoSpan dead = large;
+    dead.start = arena + 15 * page;
+    dead.state = 0;
+    heap.addSpan(dead);
+    seeds.push_back(
+        {std::string(layout == &test::kGo119 ? "go_1.19" : "go_1.22") + ".proc", b.encode()});
+  }
+  return writeSeeds(dir, "go", seeds);
+}
 
 /// Writes the synthetic tcmalloc seed into `dir`: the heap of synthetic_tcmalloc.h, its image data
 /// in a file-backed region (any file: the walker finds tcmalloc by its data).
@@ -285,6 +344,8 @@ int main(int argc, char **argv) {
     return writeMuslSynthetic(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "synthetic-tcmalloc")
     return writeTcmallocSynthetic(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "go")
+    return writeGo(argv[2]);
   if (argc < 4) {
     std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
     return 2;

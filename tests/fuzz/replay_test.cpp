@@ -70,6 +70,9 @@ TEST_CASE("fuzz corpus replays through musl_walker") {
 TEST_CASE("fuzz corpus replays through tcmalloc_walker") {
   replayThrough("tcmalloc_walker");
 }
+TEST_CASE("fuzz corpus replays through go_walker") {
+  replayThrough("go_walker");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

@@ -8,11 +8,11 @@
 // tests are skipped with a visible warning, except under CI (CI set), where they fail.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "support/heap_walk.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -36,9 +36,7 @@ std::string preparedCore(const std::string &runtime) {
   }
   if (why.empty())
     return out + "/" + runtime + ".core";
-  if (std::getenv("CI"))
-    FAIL("cannot make the " << runtime << " dump under CI: " << why);
-  WARN("SKIPPED: no " << runtime << " dump (run fixtures/dotnet/setup.sh first): " << why);
+  cannotRunHere("make the " + runtime + " dump (run fixtures/dotnet/setup.sh first)", why);
   return "";
 }
 
@@ -51,14 +49,6 @@ std::vector<nlohmann::json> readManifest(const std::string &path) {
       lines.push_back(nlohmann::json::parse(line));
   REQUIRE(lines.size() > 1);
   return lines;
-}
-
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
 }
 
 /// FNV-1a (64-bit) over `len` bytes at `addr`, read through the address space.

@@ -5,6 +5,8 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "support/synthetic_heaps.h"
+#include "support/heap_walk.h"
+#include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -15,13 +17,6 @@ using test::FakeProcess;
 
 namespace {
 
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
-}
 
 struct Walked {
   std::vector<Allocation> allocations;
@@ -39,7 +34,7 @@ struct Walked {
 Walked walk(const char *name, const Snapshot &snap) {
   AddressSpace memory(snap);
   Walked w;
-  auto r = walkerNamed(name).walk(
+  auto r = test::walkerNamed(name).walk(
       memory, [&](const Allocation &a) { w.allocations.push_back(a); }, w.diags);
   if (r)
     w.result = std::move(*r);

@@ -44,21 +44,11 @@ struct WalkedHeap {
     return address - a.address < std::max(a.size, a.chunk_size) ? &a : nullptr;
   }
   /// The value of the fact `key`, or "".
-  std::string fact(const std::string &key) const {
-    for (const auto &[k, v] : result.facts)
-      if (k == key)
-        return v;
-    return "";
-  }
+  std::string fact(const std::string &key) const;
   /// The fact `key` read as a number (0 when absent).
   uint64_t count(const std::string &key) const { return std::stoull("0" + fact(key)); }
   /// True when a warning's "where: message" contains `text`.
-  bool warned(const std::string &text) const {
-    for (const Diagnostic &d : warnings)
-      if ((d.where + ": " + d.message).find(text) != std::string::npos)
-        return true;
-    return false;
-  }
+  bool warned(const std::string &text) const;
 };
 
 /// The registered walker `name` (FAILs when there is none).
@@ -68,6 +58,26 @@ inline const HeapWalker &walkerNamed(llvm::StringRef name) {
       return *w;
   FAIL("no walker named " << name.str() << " in the registry");
   return *heapWalkers().front();
+}
+
+/// The fact `key` of a walker's result, or "" when it states none.
+inline std::string factOf(const HeapWalkResult &result, const std::string &key) {
+  for (const auto &[k, v] : result.facts)
+    if (k == key)
+      return v;
+  return "";
+}
+
+/// True when one of `warnings`, as "where: message", contains `text`.
+inline bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::string &text) {
+  return std::any_of(warnings.begin(), warnings.end(), [&](const Diagnostic &d) {
+    return (d.where + ": " + d.message).find(text) != std::string::npos;
+  });
+}
+
+inline std::string WalkedHeap::fact(const std::string &key) const { return factOf(result, key); }
+inline bool WalkedHeap::warned(const std::string &text) const {
+  return anyWarningHas(warnings, text);
 }
 
 /// Runs `walker`'s detect and walk over `snapshot` (whatever detect says); each warning is also

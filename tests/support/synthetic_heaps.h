@@ -1,8 +1,9 @@
 // Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
-// shapes: regions that writes fill in, a snapshot over them, and the CoreCLR, Mono, HotSpot and musl
-// mallocng structures written field by field from the layouts in docs/heap-managed.md,
-// docs/heap-hotspot.md and docs/heap-musl.md (not from the walkers' own tables). Header-only and
-// free of Catch2, so tests/fuzz/make_seeds.cpp can use it too.
+// shapes: regions that writes fill in, a snapshot over them, and the CoreCLR, Mono, HotSpot, Go
+// runtime and musl mallocng structures written field by field from the layouts in
+// docs/heap-managed.md, docs/heap-hotspot.md, docs/heap-go.md and docs/heap-musl.md (not from the
+// walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
+// too.
 #pragma once
 
 #include "dumpsift/dump/snapshot.h"
@@ -12,6 +13,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -84,10 +86,14 @@ public:
   /// Names the file behind the region at `start` (its bytes stay).
   void nameFile(uint64_t start, const std::string &file) { files_[start] = file; }
 
+  /// The process's OS and architecture (default: none named).
+  SystemInfo system;
+
   /// The snapshot over the regions as they are now (bytes are not copied).
   const Snapshot &snapshot() {
     snap_ = Snapshot();
     snap_.auxv = auxv_;
+    snap_.system = system;
     for (auto &[start, region] : regions()) {
       region.bytes.resize(region.size);
       Region r;
@@ -582,5 +588,193 @@ inline HotSpotG1Heap putHotSpotG1Heap(FakeMemory &m) {
   b.finish();
   return h;
 }
+
+  return h;
+}
+
+// --- Go --------------------------------------------------------------------------------------
+
+/// The offsets of one Go version's runtime structures (linux/amd64), copied from the table of
+/// facts in docs/heap-go.md (the DWARF of Debian's toolchains), not from the walker's tables.
+struct GoRuntimeLayout {
+  const char *version; // the build info's version string
+  // runtime.mheap_
+  uint64_t mheap_sweepgen, mheap_allspans, mheap_arenas, mheap_all_arenas;
+  uint64_t arena_spans; // heapArena.spans
+  // runtime.mspan
+  uint64_t start_addr, npages, freeindex, nelems;
+  unsigned index_bytes; // freeindex and nelems: 8 (uintptr) or 2 (uint16, Go 1.22+)
+  uint64_t alloc_bits, gcmark_bits, sweepgen, alloc_count, spanclass, state, elemsize;
+  uint64_t mspan_size;
+  bool inline_marks; // Go 1.26+ (Green Tea): 16-512-byte spans' marks at the first page's end
+};
+
+inline constexpr GoRuntimeLayout kGo119 = {"go1.19.8", 65848, 65856, 65936, 66016, 2097152, 24,
+                                           32,         48,    56,    8,     72,    80,      88,
+                                           96,         98,    99,    104,   144,   false};
+inline constexpr GoRuntimeLayout kGo122 = {"go1.22.12", 65856, 65864, 66008, 66096, 0,    24,
+                                           32,          48,    50,    2,     64,    72,   88,
+                                           96,          98,    99,    104,   160,   false};
+inline constexpr GoRuntimeLayout kGo126 = {"go1.26.0", 65856, 65864, 66008, 66096, 0,   24,
+                                           32,         48,    50,    2,     64,    72,  88,
+                                           96,         98,    99,    104,   160,   true};
+
+/// One mspan to lay out.
+struct GoSpan {
+  uint64_t start = 0; // its first page's address (8 KiB aligned)
+  uint64_t npages = 1;
+  uint8_t spanclass = 0; // size class << 1 | noscan
+  uint8_t state = 1;     // 0 dead, 1 in use, 2 manual
+  uint64_t elemsize = 0, nelems = 0, freeindex = 0;
+  uint16_t alloc_count = 0;
+  uint32_t sweepgen = 0;
+  std::vector<uint8_t> alloc_bits, mark_bits; // gcBits (bit i of byte i/8); empty: a null pointer
+};
+
+/// A Go runtime heap laid out by hand in a FakeMemory: the executable's build info, mheap_ (its
+/// sweepgen, allspans, arenas and allArenas fields) in the anonymous mapping right after the
+/// executable's data, the arena index table, heapArenas with their span tables, mspans and their
+/// bitmaps, each in a small region of its own far from the others.
+class GoHeap {
+public:
+  static constexpr uint64_t kPage = 8192, kPagesPerArena = 8192, kArenaBytes = kPage * 8192;
+  static constexpr uint64_t kArenaTable = 0x7f0000000000; // mheap_.arenas[0]
+  static constexpr uint64_t kHeapArenas = 0x7f1000000000, kSpans = 0x7f2000000000;
+  static constexpr uint64_t kBits = 0x7f3000000000, kAllspans = 0x7f4000000000;
+  static constexpr uint64_t kAllArenas = 0x7f5000000000;
+  static constexpr uint64_t kListCap = 1024, kSpanStride = 256, kRegionBytes = 0x40000;
+
+  /// Writes the build info (naming layout.version) at `exe_data`, the start of a region the
+  /// caller added as the executable's writable mapping, and adds the anonymous region after it
+  /// that holds mheap_'s fields, with mheap_.sweepgen = `sweepgen`.
+  GoHeap(FakeMemory &m, const GoRuntimeLayout &layout, uint64_t exe_data, uint32_t sweepgen)
+      : m_(m), l_(layout) {
+    m_.putBytes(exe_data, llvm::StringRef("\xff Go buildinf:", 14));
+    m_.put8(exe_data + 14, 8); // pointer size
+    m_.put8(exe_data + 15, 2); // flags: inline strings
+    const llvm::StringRef version(layout.version);
+    m_.put8(exe_data + 32, static_cast<uint8_t>(version.size()));
+    m_.putBytes(exe_data + 33, version);
+    const uint64_t bss = exe_data + m_.regions().at(exe_data).size;
+    m_.addRegion(bss, 0x400);
+    allspans_ = bss + 0x40;
+    mheap_ = allspans_ - l_.mheap_allspans;
+    m_.put32(field(l_.mheap_sweepgen), sweepgen);
+    m_.put64(field(l_.mheap_arenas), kArenaTable);
+    for (uint64_t r : {kSpans, kBits, kAllspans, kAllArenas})
+      m_.addRegion(r, kRegionBytes);
+    finish();
+  }
+
+  /// The address of mheap_'s field at `offset`.
+  uint64_t field(uint64_t offset) const { return mheap_ + offset; }
+  uint64_t mheap() const { return mheap_; }
+  const GoRuntimeLayout &layout() const { return l_; }
+
+  /// The arena index of address `p` (mheap.go arenaIndex on amd64).
+  static uint64_t arenaIndex(uint64_t p) { return (p + (uint64_t(1) << 47)) / kArenaBytes; }
+
+  /// Adds the arena holding `base` to the index table and to allArenas: its heapArena's span
+  /// table is a region of its own. Returns the heapArena's address.
+  uint64_t addArena(uint64_t base) {
+    const uint64_t index = arenaIndex(base);
+    const uint64_t heap_arena = kHeapArenas + arenas_.size() * 0x1000000;
+    const uint64_t entry = kArenaTable + 8 * index;
+    if (m_.regions().count(entry & ~uint64_t(0xfff)) == 0)
+      m_.addRegion(entry & ~uint64_t(0xfff), 0x1000);
+    m_.put64(entry, heap_arena);
+    m_.addRegion(heap_arena + l_.arena_spans, kPagesPerArena * 8);
+    m_.put64(heap_arena + l_.arena_spans + kPagesPerArena * 8 - 8, 0); // the whole table
+    listArena(index, heap_arena);
+    return heap_arena;
+  }
+
+  /// The address of the span table entry of the page at `page_address` (its arena must be added).
+  uint64_t spanTableEntry(uint64_t page_address) const {
+    const uint64_t index = arenaIndex(page_address);
+    for (const auto &[i, heap_arena] : arenas_)
+      if (i == index)
+        return heap_arena + l_.arena_spans + 8 * ((page_address % kArenaBytes) / kPage);
+    llvm::report_fatal_error("GoHeap: no arena holds that page");
+  }
+
+  /// Writes the mspan `s`, lists it in allspans, and points the span table entries of its pages
+  /// at it (a dead span's first and last page only, as the runtime leaves free spans). Returns the
+  /// mspan's address.
+  uint64_t addSpan(const GoSpan &s) {
+    const uint64_t at = spanAddress(spans_++);
+    m_.put64(at + l_.start_addr, s.start);
+    m_.put64(at + l_.npages, s.npages);
+    putIndex(at + l_.freeindex, s.freeindex);
+    putIndex(at + l_.nelems, s.nelems);
+    m_.put64(at + l_.alloc_bits, putBits(s.alloc_bits));
+    m_.put64(at + l_.gcmark_bits, putBits(s.mark_bits));
+    m_.put32(at + l_.sweepgen, s.sweepgen);
+    m_.put8(at + l_.alloc_count, static_cast<uint8_t>(s.alloc_count));
+    m_.put8(at + l_.alloc_count + 1, static_cast<uint8_t>(s.alloc_count >> 8));
+    m_.put8(at + l_.spanclass, s.spanclass);
+    m_.put8(at + l_.state, s.state);
+    m_.put64(at + l_.elemsize, s.elemsize);
+    m_.put8(at + l_.mspan_size - 1, 0);
+    for (uint64_t p = 0; p < s.npages; ++p)
+      if (s.state != 0 || p == 0 || p + 1 == s.npages)
+        m_.put64(spanTableEntry(s.start + p * kPage), at);
+    m_.put64(kAllspans + 8 * listed_++, at);
+    finish();
+    return at;
+  }
+
+  /// Lists arena `index` in allArenas without a heapArena behind it.
+  void listArenaIndex(uint64_t index) { listArena(index, 0); }
+
+  /// The address of the `n`th mspan added.
+  static uint64_t spanAddress(uint64_t n) { return kSpans + kSpanStride * n; }
+
+  /// Green Tea (1.26+): writes the marks of the 16-512-byte span at `start` where the runtime
+  /// keeps them, in the last 128 bytes of its first page (marks at +64), which it maps.
+  void putInlineMarks(uint64_t start, const std::vector<uint8_t> &marks) {
+    if (m_.regions().count(start) == 0)
+      m_.addRegion(start, kPage);
+    for (size_t i = 0; i < marks.size(); ++i)
+      m_.put8(start + kPage - 64 + i, marks[i]);
+  }
+
+private:
+  void putIndex(uint64_t addr, uint64_t v) {
+    if (l_.index_bytes == 8)
+      m_.put64(addr, v);
+    else
+      m_.put8(addr, static_cast<uint8_t>(v)), m_.put8(addr + 1, static_cast<uint8_t>(v >> 8));
+  }
+  uint64_t putBits(const std::vector<uint8_t> &bits) {
+    if (bits.empty())
+      return 0;
+    const uint64_t at = kBits + bits_;
+    for (size_t i = 0; i < bits.size(); ++i)
+      m_.put8(at + i, bits[i]);
+    bits_ += (bits.size() + 7) & ~size_t(7);
+    return at;
+  }
+  void listArena(uint64_t index, uint64_t heap_arena) {
+    m_.put64(kAllArenas + 8 * arenas_.size(), index);
+    arenas_.push_back({index, heap_arena});
+    finish();
+  }
+  /// Rewrites the slice headers of allspans and allArenas (capacity at least kListCap, as the
+  /// runtime's).
+  void finish() {
+    m_.put64(allspans_, kAllspans), m_.put64(allspans_ + 8, listed_);
+    m_.put64(allspans_ + 16, std::max(kListCap, listed_));
+    const uint64_t all = field(l_.mheap_all_arenas), arenas = arenas_.size();
+    m_.put64(all, kAllArenas), m_.put64(all + 8, arenas);
+    m_.put64(all + 16, std::max(kListCap, arenas));
+  }
+
+  FakeMemory &m_;
+  const GoRuntimeLayout l_;
+  uint64_t mheap_ = 0, allspans_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> arenas_; // index, heapArena
+  uint64_t spans_ = 0, listed_ = 0, bits_ = 0;
+};
 
 } // namespace dumpsift::test

@@ -1,5 +1,7 @@
 #include "support/test_support.h"
 
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <csignal>
@@ -51,13 +53,16 @@ bool canRunGcore() {
   return ok;
 }
 
-bool needs(bool available, const std::string &missing) {
-  if (available)
-    return true;
+void cannotRunHere(const std::string &what, const std::string &why) {
   if (std::getenv("CI"))
-    FAIL("needed under CI: " << missing);
-  WARN("SKIPPED: " << missing);
-  return false;
+    FAIL("cannot " << what << " under CI: " << why);
+  WARN("SKIPPED: cannot " << what << ": " << why);
+}
+
+bool needs(bool available, const std::string &missing) {
+  if (!available)
+    cannotRunHere("run", missing);
+  return available;
 }
 
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {

@@ -1,6 +1,8 @@
 // Helpers shared by the tests: where things are, running fixture programs, dumping them with gcore.
 #pragma once
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,9 +22,13 @@ std::string scratchDir(const std::string &name);
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
 
-/// True when `available`. Otherwise says what is `missing` and returns false, and the caller
-/// returns: a FAIL under CI (`CI` set), where a test that needs a tool or a runtime must never
-/// pass by skipping; a WARN elsewhere.
+/// For a test that cannot run here because `why` (a tool, a runtime or ptrace is missing): under
+/// CI (`CI` set) a failure "cannot WHAT under CI: WHY", elsewhere a visible warning "SKIPPED:
+/// cannot WHAT: WHY". The caller returns afterwards; a test never passes by skipping under CI.
+void cannotRunHere(const std::string &what, const std::string &why);
+
+/// True when `available`; otherwise cannotRunHere("run", missing) and false, and the caller
+/// returns.
 bool needs(bool available, const std::string &missing);
 
 /// A fixture program started with `args`. It prints JSON objects, one per line (other lines, such

@@ -21,8 +21,9 @@ public:
 
   const Snapshot &snapshot() const { return snapshot_; }
 
-  /// Zero-copy view of [addr, addr+len) when the whole range is captured in one memory range;
-  /// nullptr otherwise. The fast path for walkers.
+  /// Zero-copy view of [addr, addr+len) when the whole range is captured in one memory range, or
+  /// in ranges that follow each other both in the address space and in the dump file; nullptr
+  /// otherwise. The fast path for walkers.
   const uint8_t *tryView(uint64_t addr, uint64_t len) const;
 
   /// Like tryView, but fails with an error that names the address and the reason.
@@ -56,8 +57,9 @@ public:
   /// The region holding `addr`, or nullptr.
   const Region *regionContaining(uint64_t addr) const;
 
-  /// Captured bytes from `addr` to the end of its memory range (0 when `addr` is not captured).
-  uint64_t capturedRunFrom(uint64_t addr) const;
+  /// Captured bytes from `addr` on that one view can cover (see tryView), at most `limit`; 0 when
+  /// `addr` is not captured.
+  uint64_t capturedRunFrom(uint64_t addr, uint64_t limit = UINT64_MAX) const;
 
   /// Says that the captured bytes of [addr, addr+len) will not be read again soon, so that the
   /// whole pages inside them leave this process's resident memory (madvise MADV_DONTNEED; the

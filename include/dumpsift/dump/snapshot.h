@@ -108,6 +108,9 @@ struct Snapshot {
   std::vector<std::pair<uint64_t, uint64_t>> auxv;
   /// Damage found while reading; the snapshot is still usable.
   Diagnostics diagnostics;
+  /// The executable's file on this machine when the user named one (`--exe`); walkers that read
+  /// symbols use it instead of the path the dump names. Empty: use that path, if it exists.
+  std::string executable_file;
   std::unique_ptr<llvm::MemoryBuffer> file;
 
   uint64_t capturedBytes() const;

@@ -49,6 +49,12 @@ struct Allocation {
   /// Set by a walker whose sizes are size classes (HeapWalkResult::size_classes) on the
   /// allocations whose size is whole pages instead: tcmalloc's large allocations and free spans.
   bool whole_pages = false;
+  /// The object holds no pointers by its allocator's record (Go: a noscan span, where the
+  /// backing arrays of []byte and of strings live).
+  bool noscan = false;
+  /// Size-class allocators: the allocation's size class, as the allocator numbers them (Go: the
+  /// span's size class, 0 for a large object in a span of its own); -1 when it has none.
+  int32_t size_class = -1;
   std::optional<ManagedArray> managed;
 };
 

@@ -1,0 +1,94 @@
+// What the go walker knows of the Go runtime's heap (linux/amd64, Go 1.19 and later), as data:
+// constants, the size classes, and the field offsets that moved between versions. Each fact's
+// source is in docs/heap-go.md. Private to src/heap/go.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace dumpsift::golang {
+
+constexpr uint64_t kPageSize = 8192;                         // _PageShift = 13
+constexpr uint64_t kPagesPerArena = 8192;                    // heapArenaBytes / pageSize
+constexpr uint64_t kArenaBytes = kPageSize * kPagesPerArena; // 64 MiB (logHeapArenaBytes = 26)
+constexpr uint64_t kArenaBaseOffset = 0xffff800000000000ull; // arenaBaseOffset on amd64
+constexpr uint64_t kArenaL2Entries = uint64_t(1) << 22;      // arenaL1Bits 0, arenaL2Bits 22
+
+/// The arena index of address `p` and the base address of arena `index` (mheap.go arenaIndex).
+inline uint64_t arenaIndex(uint64_t p) {
+  return (p - kArenaBaseOffset) / kArenaBytes;
+}
+inline uint64_t arenaBase(uint64_t index) {
+  return index * kArenaBytes + kArenaBaseOffset;
+}
+
+/// A span of more pages than this (one 64 GiB object) is taken for damage.
+constexpr uint64_t kMaxSpanPages = kPagesPerArena * 1024;
+
+/// mspan.state (mheap.go mSpanState).
+enum SpanState : uint8_t { kSpanDead = 0, kSpanInUse = 1, kSpanManual = 2 };
+
+/// class_to_size and class_to_allocnpages (sizeclasses.go; unchanged from 1.19 to 1.27). Class 0
+/// is a large object: one object per span, of the span's size.
+constexpr unsigned kNumSizeClasses = 68;
+constexpr std::array<uint16_t, kNumSizeClasses> kClassSize = {
+    0,     8,     16,    24,    32,    48,    64,    80,    96,    112,   128,   144,  160,   176,
+    192,   208,   224,   240,   256,   288,   320,   352,   384,   416,   448,   480,  512,   576,
+    640,   704,   768,   896,   1024,  1152,  1280,  1408,  1536,  1792,  2048,  2304, 2688,  3072,
+    3200,  3456,  4096,  4864,  5376,  6144,  6528,  6784,  6912,  8192,  9472,  9728, 10240, 10880,
+    12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768};
+constexpr std::array<uint8_t, kNumSizeClasses> kClassPages = {
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 3, 2,  3, 1, 3,
+    2, 3, 4, 5, 6, 1, 7, 6, 5, 4, 3, 5, 7, 2, 9, 7, 5, 8, 3, 10, 7, 4};
+
+/// Offsets of the mspan fields the walker reads.
+struct SpanLayout {
+  unsigned start_addr, npages, freeindex, nelems;
+  bool small_indices; // freeindex and nelems are u16 (1.22+), else uintptr
+  unsigned alloc_bits, gcmark_bits, sweepgen, alloc_count, spanclass, state, elemsize;
+  unsigned size; // bytes read per span (covers every field above)
+};
+
+/// One row per layout of the runtime's mspan, with the version-dependent rules of its objects.
+struct Layout {
+  const char *name;     // "1.19-1.20": the versions it is for
+  unsigned first_minor; // Go 1.<first_minor> ...
+  unsigned last_minor;  // ... to 1.<last_minor> (99: and later)
+  SpanLayout span;
+  /// Small objects over 512 bytes in spans that hold pointers start with an 8-byte type header
+  /// (1.22+, the allocheaders design): their data starts 8 bytes in.
+  bool malloc_headers;
+  /// Objects of 16 to 512 bytes keep their marks in the last 128 bytes of the span's first page
+  /// until the span is swept (1.26+, the Green Tea collector).
+  bool inline_mark_bits;
+};
+
+constexpr SpanLayout kSpan119 = {24, 32, 48, 56, false, 72, 80, 88, 96, 98, 99, 104, 112};
+constexpr SpanLayout kSpan121 = {24, 32, 48, 56, false, 72, 80, 96, 104, 106, 107, 112, 120};
+constexpr SpanLayout kSpan122 = {24, 32, 48, 50, true, 64, 72, 88, 96, 98, 99, 104, 112};
+
+constexpr std::array<Layout, 4> kLayouts = {{
+    {"1.19-1.20", 19, 20, kSpan119, false, false},
+    {"1.21", 21, 21, kSpan121, false, false},
+    {"1.22-1.25", 22, 25, kSpan122, true, false},
+    {"1.26+", 26, 99, kSpan122, true, true},
+}};
+
+/// mheap_.sweepgen lies just before mheap_.allspans in every version.
+constexpr unsigned kSweepgenBeforeAllspans = 8;
+/// Where allspans may lie in mheap_ (after the lock and the pageAlloc, whose size varies).
+constexpr uint64_t kAllspansMinOffset = 65800, kAllspansMaxOffset = 65904;
+/// mheap_.arenas from mheap_.allspans (1.19-1.21, 1.22+), mheap_.allArenas from mheap_.arenas
+/// (1.19-1.20, 1.21+), and heapArena.spans (1.19; 1.20-1.21; 1.22+, whose pointer bitmaps moved
+/// into the spans). The walker keeps the combination whose tables point back at the spans.
+constexpr uint64_t kArenasFromAllspans[] = {80, 144};
+constexpr uint64_t kAllArenasFromArenas[] = {80, 88};
+constexpr uint64_t kArenaSpansOffsets[] = {2097152, 1064960, 0};
+
+/// GreenTea's inline mark bits: the last 128 bytes of the span's first page, marks at +64.
+constexpr uint64_t kInlineMarksFromPageEnd = 128 - 64;
+/// The runtime reserves those 128 bytes in spans of objects of 16 to 512 bytes.
+constexpr uint64_t kInlineMarksMinSize = 16, kInlineMarksMaxSize = 512, kInlineMarksBytes = 128;
+
+} // namespace dumpsift::golang

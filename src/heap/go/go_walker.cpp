@@ -1,0 +1,326 @@
+// The go walker: arena by arena through heapArena.spans, span by span, object by object.
+#include "go_walker.h"
+
+#include "dumpsift/support/hex.h"
+#include "go_heap.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace dumpsift {
+
+namespace {
+
+using namespace golang;
+
+/// Warnings kept per kind of damage; the rest are counted in one last warning.
+constexpr unsigned kWarningsPerKind = 8;
+
+/// Area kinds: spans of heap objects, goroutine stacks (manual spans the stack allocator sized),
+/// and the runtime's other manual spans (GC work buffers, 1.19's GC program bitmaps).
+constexpr const char *kObjectSpans = "spans";
+constexpr const char *kGoroutineStacks = "goroutine-stacks";
+constexpr const char *kRuntimeSpans = "runtime-spans";
+
+/// What a span's sweep generation says about its bits (mheap.go, the mspan comment): swept (or
+/// swept and cached), not yet swept (its marks are the last cycle's verdict), or being swept now.
+enum class Sweep { Swept, Unswept, Sweeping };
+
+Sweep sweepState(uint32_t span, uint32_t heap) {
+  if (span == heap - 2 || span == heap + 1)
+    return Sweep::Unswept;
+  if (span == heap - 1)
+    return Sweep::Sweeping;
+  return Sweep::Swept;
+}
+
+/// Bit i of a gcBits bitmap (bytes, low bit first), or false past its end.
+inline bool bit(const uint8_t *bits, uint64_t i) {
+  return (bits[i / 8] >> (i % 8)) & 1;
+}
+
+/// Counts one kind of damage and warns about the first few.
+class WarningBudget {
+public:
+  WarningBudget(Diagnostics &diags, std::string what) : diags_(diags), what_(std::move(what)) {}
+  void warn(const std::string &where, const std::string &message) {
+    if (++count_ <= kWarningsPerKind)
+      diags_.warn(where, message);
+  }
+  void finish() {
+    if (count_ > kWarningsPerKind)
+      diags_.warn("go",
+                  std::to_string(count_ - kWarningsPerKind) + " more " + what_ + " not shown");
+  }
+
+private:
+  Diagnostics &diags_;
+  std::string what_;
+  uint64_t count_ = 0;
+};
+
+/// One walk over the arenas of one heap.
+class HeapWalk {
+public:
+  HeapWalk(const AddressSpace &memory, const HeapRoots &roots, AllocationSink sink,
+           HeapWalkResult &result, Diagnostics &diags)
+      : memory_(memory), roots_(roots), layout_(*roots.layout), sink_(sink), result_(result),
+        bad_spans_(diags, "damaged spans"), uncaptured_(diags, "spans not in the dump"),
+        page_budget_(memory.snapshot().capturedBytes() / 8) {}
+
+  /// Walks every arena allArenas names, in address order.
+  void run(Diagnostics &diags) {
+    std::vector<uint64_t> arenas = arenaIndices(diags);
+    for (uint64_t index : arenas)
+      if (!walkArena(index, diags))
+        break;
+    flushArea();
+    bad_spans_.finish();
+    uncaptured_.finish();
+  }
+
+  uint64_t arenasWalked() const { return arenas_walked_; }
+  uint64_t spansInUse() const { return spans_in_use_; }
+  uint64_t stackSpans() const { return stack_spans_; }
+  uint64_t runtimeSpans() const { return runtime_spans_; }
+  uint64_t unsweptSpans() const { return unswept_spans_; }
+
+private:
+  /// mheap_.allArenas, sorted and without repeats; indices outside the table are warned about.
+  std::vector<uint64_t> arenaIndices(Diagnostics &diags) const {
+    std::vector<uint64_t> out;
+    const uint8_t *head = memory_.tryView(roots_.all_arenas, 24);
+    if (!head)
+      return out;
+    uint64_t ptr = read64le(head), len = std::min(read64le(head + 8), kArenaL2Entries);
+    const uint8_t *list = memory_.tryView(ptr, len * 8);
+    if (!list) {
+      diags.warn("go", "mheap_.allArenas at " + hexAddress(ptr) + " is not in the dump");
+      return out;
+    }
+    out.reserve(len);
+    for (uint64_t i = 0; i < len; ++i) {
+      uint64_t index = read64le(list + 8 * i);
+      if (index < kArenaL2Entries)
+        out.push_back(index);
+      else
+        diags.warn("go", "mheap_.allArenas[" + std::to_string(i) + "] = " + std::to_string(index) +
+                             " is no arena index");
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  /// Walks one arena's span table; false when the walk must stop (the page budget is spent).
+  bool walkArena(uint64_t index, Diagnostics &diags) {
+    const uint64_t base = arenaBase(index);
+    uint64_t arena = 0;
+    if (!memory_.tryReadU64(roots_.arenas_l2 + 8 * index, arena) || arena == 0) {
+      diags.warn("go arena " + hexAddress(base), "no heapArena in mheap_.arenas");
+      return true;
+    }
+    const uint8_t *spans = memory_.tryView(arena + roots_.arena_spans, kPagesPerArena * 8);
+    if (!spans) {
+      diags.warn("go arena " + hexAddress(base), "its span table at " +
+                                                     hexAddress(arena + roots_.arena_spans) +
+                                                     " is not in the dump");
+      return true;
+    }
+    // Each arena's span table is 64 KiB of its own in a real dump, so the page slots read never
+    // outnumber the dump's words; a hostile arena list naming one table many times stops here.
+    if (page_budget_ < kPagesPerArena) {
+      diags.warn("go arena " + hexAddress(base),
+                 "more span tables than the dump can hold; the rest of the arenas not walked");
+      return false;
+    }
+    page_budget_ -= kPagesPerArena;
+    ++arenas_walked_;
+    uint64_t previous = 0;
+    for (uint64_t page = 0; page < kPagesPerArena;) {
+      uint64_t pointer = read64le(spans + 8 * page);
+      // A span's pages all name it; only its first page starts it. Free pages may keep stale
+      // pointers to span structs since reused: the start address decides.
+      if (pointer == 0 || pointer == previous) {
+        ++page;
+        continue;
+      }
+      previous = pointer;
+      const uint64_t page_address = base + page * kPageSize;
+      Span s;
+      if (!readSpan(memory_, layout_.span, pointer, s)) {
+        uncaptured_.warn("go span " + hexAddress(pointer),
+                         "the mspan of page " + hexAddress(page_address) + " is not in the dump");
+        ++page;
+        continue;
+      }
+      if (s.start != page_address || (s.state != kSpanInUse && s.state != kSpanManual)) {
+        ++page;
+        continue;
+      }
+      // A damaged span is skipped page by page: its page count is not believed either.
+      std::string problem = s.state == kSpanInUse ? inUseSpanProblem(s, layout_.inline_mark_bits)
+                            : s.npages == 0 || s.npages > kMaxSpanPages
+                                ? "has " + std::to_string(s.npages) + " pages"
+                                : "";
+      if (!problem.empty()) {
+        bad_spans_.warn("go span " + hexAddress(pointer) + " at " + hexAddress(s.start),
+                        problem + "; skipped");
+        ++page;
+        continue;
+      }
+      if (s.start < covered_end_) { // a span of an earlier arena claims this page too
+        bad_spans_.warn("go span " + hexAddress(pointer) + " at " + hexAddress(s.start),
+                        "overlaps the span before it, which ends at " + hexAddress(covered_end_) +
+                            "; skipped");
+        ++page;
+        continue;
+      }
+      covered_end_ = s.bytes() > ~s.start ? ~uint64_t(0) : s.start + s.bytes();
+      if (s.state == kSpanInUse)
+        walkSpan(s, base);
+      else
+        manualSpan(s, base);
+      page += std::min(s.npages, kPagesPerArena - page);
+    }
+    return true;
+  }
+
+  /// A manual span: goroutine stacks when the stack allocator gave it an element size.
+  void manualSpan(const Span &s, uint64_t arena_base) {
+    bool stacks = s.elemsize != 0;
+    ++(stacks ? stack_spans_ : runtime_spans_);
+    addArea(stacks ? kGoroutineStacks : kRuntimeSpans, s.start, s.bytes(), arena_base);
+  }
+
+  /// Reports every object of an in-use span (one that keeps its size class's rules).
+  void walkSpan(const Span &s, uint64_t arena_base) {
+    ++spans_in_use_;
+    addArea(kObjectSpans, s.start, s.bytes(), arena_base);
+
+    const uint64_t bitmap_bytes = (s.nelems + 7) / 8;
+    const uint8_t *alloc = memory_.tryView(s.alloc_bits, bitmap_bytes);
+    const Sweep sweep = sweepState(s.sweepgen, roots_.sweepgen);
+    const uint8_t *marks = nullptr;
+    if (sweep == Sweep::Unswept) {
+      ++unswept_spans_;
+      bool inline_marks = layout_.inline_mark_bits && s.elemsize >= kInlineMarksMinSize &&
+                          s.elemsize <= kInlineMarksMaxSize;
+      marks = inline_marks
+                  ? memory_.tryView(s.start + kPageSize - kInlineMarksFromPageEnd, bitmap_bytes)
+                  : memory_.tryView(s.gcmark_bits, bitmap_bytes);
+    }
+    if (!alloc || (sweep == Sweep::Unswept && !marks))
+      uncaptured_.warn("go span " + hexAddress(s.address) + " at " + hexAddress(s.start),
+                       "its allocation or mark bits are not in the dump; objects past the free "
+                       "index are of unknown state");
+
+    Allocation a;
+    a.arena = arena_base;
+    a.size = a.chunk_size = s.elemsize;
+    a.size_class = static_cast<int32_t>(s.sizeClass());
+    a.noscan = s.noscan();
+    a.data_offset =
+        layout_.malloc_headers && !s.noscan() && s.sizeClass() != 0 && s.elemsize > 512 ? 8 : 0;
+    for (uint64_t i = 0; i < s.nelems; ++i) {
+      a.address = a.chunk_address = s.start + i * s.elemsize;
+      const bool allocated = i < s.freeindex || (alloc && bit(alloc, i));
+      if (!allocated && !alloc)
+        a.state = AllocState::Unknown;
+      else if (!allocated)
+        a.state = AllocState::Free;
+      else if (sweep == Sweep::Swept)
+        a.state = AllocState::Used;
+      else if (sweep == Sweep::Sweeping || !marks)
+        a.state = AllocState::Unknown;
+      else // not yet swept: what the last collection did not mark is garbage
+        a.state = bit(marks, i) ? AllocState::Used : AllocState::Free;
+      result_.stats.add(a);
+      sink_(a);
+    }
+  }
+
+  /// Extends the current area when `start` continues it with the same kind, else starts one.
+  void addArea(const char *kind, uint64_t start, uint64_t size, uint64_t arena_base) {
+    if (area_.size && area_.kind == kind && area_.arena == arena_base &&
+        area_.start + area_.size == start) {
+      area_.size += size;
+      return;
+    }
+    flushArea();
+    area_ = HeapArea{kind, start, size, arena_base};
+  }
+  void flushArea() {
+    if (area_.size)
+      result_.areas.push_back(area_);
+    area_ = HeapArea{};
+  }
+
+  const AddressSpace &memory_;
+  const HeapRoots &roots_;
+  const Layout &layout_;
+  AllocationSink sink_;
+  HeapWalkResult &result_;
+  WarningBudget bad_spans_, uncaptured_;
+  HeapArea area_;
+  uint64_t page_budget_;     // span table slots the walk may still read
+  uint64_t covered_end_ = 0; // where the last span walked ends: spans are walked in address order
+  uint64_t arenas_walked_ = 0, spans_in_use_ = 0, stack_spans_ = 0, runtime_spans_ = 0,
+           unswept_spans_ = 0;
+};
+
+class GoWalker final : public HeapWalker {
+public:
+  llvm::StringRef name() const override { return "go"; }
+
+  /// True when the executable's data holds a Go build info block (every Go 1.18+ program).
+  bool detect(const AddressSpace &memory) const override {
+    const Snapshot &snap = memory.snapshot();
+    if (snap.system.os != "linux" && snap.system.os != "unknown" && !snap.system.os.empty())
+      return false;
+    return hasGoBuildInfo(memory);
+  }
+
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+                                      Diagnostics &diags) const override {
+    const Snapshot &snap = memory.snapshot();
+    if (snap.system.pointer_size != 8 || !snap.system.little_endian || snap.system.arch != "x86_64")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "go heap walker supports linux/amd64 only (this process is %s, %u-bit)",
+          snap.system.arch.c_str(), snap.system.pointer_size * 8);
+    auto roots = findHeap(memory, diags);
+    if (!roots)
+      return roots.takeError();
+
+    HeapWalkResult result;
+    result.walker = "go";
+    result.size_classes = true;
+    HeapWalk heap(memory, *roots, sink, result, diags);
+    heap.run(diags);
+
+    result.facts.emplace_back("go_version",
+                              roots->version.text.empty() ? "unknown" : roots->version.text);
+    result.facts.emplace_back("go_layout", roots->layout->name);
+    result.facts.emplace_back(
+        "go_mheap", (roots->mheap ? hexAddress(roots->mheap)
+                                  : std::string("allspans at ") + hexAddress(roots->allspans)) +
+                        " (" + roots->found_by + ")");
+    result.facts.emplace_back("go_sweepgen", std::to_string(roots->sweepgen));
+    result.facts.emplace_back("go_spans",
+                              std::to_string(heap.arenasWalked()) + " arenas, " +
+                                  std::to_string(heap.spansInUse()) + " spans in use (" +
+                                  std::to_string(heap.unsweptSpans()) + " not yet swept), " +
+                                  std::to_string(heap.stackSpans()) + " of goroutine stacks, " +
+                                  std::to_string(heap.runtimeSpans()) + " other manual");
+    return result;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<HeapWalker> makeGoWalker() {
+  return std::make_unique<GoWalker>();
+}
+
+} // namespace dumpsift
