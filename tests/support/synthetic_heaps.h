@@ -589,9 +589,6 @@ inline HotSpotG1Heap putHotSpotG1Heap(FakeMemory &m) {
   return h;
 }
 
-  return h;
-}
-
 // --- Go --------------------------------------------------------------------------------------
 
 /// The offsets of one Go version's runtime structures (linux/amd64), copied from the table of
