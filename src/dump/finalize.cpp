@@ -26,6 +26,63 @@ void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const ch
   items = std::move(kept);
 }
 
+// Marks the threads' stacks: the Anonymous or Other regions that lie inside a thread's known stack
+// range, and the one holding its stack pointer, become Stack. A thread with no known range takes
+// the range of the region holding its stack pointer. Stack ranges are merged first, so the work is
+// bounded by threads plus regions however many threads claim the same memory.
+void markThreadStacks(Snapshot &snapshot) {
+  std::vector<Region> &regions = snapshot.regions;
+  auto regionHolding = [&](uint64_t addr) -> Region * {
+    auto it = std::upper_bound(regions.begin(), regions.end(), addr,
+                               [](uint64_t a, const Region &r) { return a < r.start; });
+    if (it == regions.begin() || addr >= std::prev(it)->end())
+      return nullptr;
+    return &*std::prev(it);
+  };
+  auto mayBeStack = [](const Region &r) {
+    return r.cls == RegionClass::Anonymous || r.cls == RegionClass::Other;
+  };
+  struct Span {
+    uint64_t start, end;
+    RegionSource source;
+  };
+  std::vector<Span> spans;
+  for (Thread &t : snapshot.threads) {
+    Region *holding = regionHolding(t.stack_pointer);
+    if (holding && t.stack_start == 0 && t.stack_end == 0) {
+      t.stack_start = holding->start;
+      t.stack_end = holding->end();
+      t.stack_source = RegionSource::StackPointer;
+    }
+    bool in_range = t.stack_pointer >= t.stack_start && t.stack_pointer < t.stack_end;
+    if (holding && mayBeStack(*holding)) {
+      holding->cls = RegionClass::Stack;
+      holding->class_source = in_range ? t.stack_source : RegionSource::StackPointer;
+    }
+    if (t.stack_end > t.stack_start)
+      spans.push_back({t.stack_start, t.stack_end, t.stack_source});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.start < b.start; });
+  std::vector<Span> merged;
+  for (const Span &s : spans) {
+    if (!merged.empty() && s.start <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  }
+  auto r = regions.begin();
+  for (const Span &s : merged) {
+    r = std::lower_bound(r, regions.end(), s.start,
+                         [](const Region &region, uint64_t a) { return region.start < a; });
+    for (; r != regions.end() && r->end() <= s.end; ++r)
+      if (mayBeStack(*r)) {
+        r->cls = RegionClass::Stack;
+        r->class_source = s.source;
+      }
+  }
+}
+
 } // namespace
 
 void finalizeSnapshot(Snapshot &snapshot) {
@@ -100,22 +157,7 @@ void finalizeSnapshot(Snapshot &snapshot) {
     }
   }
 
-  // Threads' stacks: the region holding each stack pointer.
-  for (Thread &t : snapshot.threads) {
-    auto it = std::upper_bound(snapshot.regions.begin(), snapshot.regions.end(), t.stack_pointer,
-                               [](uint64_t addr, const Region &r) { return addr < r.start; });
-    if (it == snapshot.regions.begin())
-      continue;
-    --it;
-    if (t.stack_pointer >= it->end())
-      continue;
-    if (t.stack_start == 0 && t.stack_end == 0) {
-      t.stack_start = it->start;
-      t.stack_end = it->end();
-    }
-    if (it->cls == RegionClass::Anonymous || it->cls == RegionClass::Other)
-      it->cls = RegionClass::Stack;
-  }
+  markThreadStacks(snapshot);
 }
 
 } // namespace dumpsift::detail
