@@ -39,6 +39,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     std::vector<std::unique_ptr<HeapWalker>> list;
     list.push_back(makeGlibcWalker());
     list.push_back(makeCoreClrWalker());
+    list.push_back(makeNetfxWalker());
     list.push_back(makeMonoWalker());
     return list;
   }();

@@ -157,7 +157,7 @@ int fuzzGlibcWalker(const uint8_t *data, size_t size) {
 }
 
 int fuzzManagedWalkers(const uint8_t *data, size_t size) {
-  return walkFuzzProcess(data, size, {"coreclr", "mono"});
+  return walkFuzzProcess(data, size, {"coreclr", "netfx", "mono"});
 }
 
 int fuzzSniff(const uint8_t *data, size_t size) {
@@ -227,6 +227,9 @@ std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size) {
   snap->system.pointer_size = (flags & 1) ? 4 : 8;
   snap->system.arch = (flags & 1) ? "x86" : "x86_64";
   snap->system.os = (flags & 2) ? "windows" : "linux";
+  if (flags & 4) // a .NET Framework 2.0 process: the netfx walker reads CLR 2's layout
+    snap->modules.push_back(
+        {"C:\\Windows\\Microsoft.NET\\Framework\\v2.0.50727\\mscorwks.dll", 0, 0, ""});
   const std::vector<std::string> &files = fuzzProcessFiles();
   struct Decoded {
     Region region;

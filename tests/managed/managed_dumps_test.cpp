@@ -8,6 +8,7 @@
 // tests are skipped with a visible warning, except under CI (CI set), where they fail.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "support/heap_walkers.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -51,14 +52,6 @@ std::vector<nlohmann::json> readManifest(const std::string &path) {
       lines.push_back(nlohmann::json::parse(line));
   REQUIRE(lines.size() > 1);
   return lines;
-}
-
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
 }
 
 /// FNV-1a (64-bit) over `len` bytes at `addr`, read through the address space.

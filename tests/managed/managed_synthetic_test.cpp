@@ -4,6 +4,7 @@
 // out field by field, not from the walkers' own tables.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "support/heap_walkers.h"
 #include "support/synthetic_heaps.h"
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include <map>
 
 using namespace dumpsift;
+using dumpsift::test::walkerNamed;
 
 namespace {
 
@@ -48,14 +50,6 @@ private:
   std::map<uint64_t, std::string> files_;
   Snapshot snap_;
 };
-
-const HeapWalker &walkerNamed(llvm::StringRef name) {
-  for (const auto &w : heapWalkers())
-    if (w->name() == name)
-      return *w;
-  FAIL("no walker named " << name.str());
-  return *heapWalkers().front();
-}
 
 struct Walked {
   std::vector<Allocation> allocations;
