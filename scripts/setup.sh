@@ -17,6 +17,7 @@ packages=(
   libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev
   openjdk-17-jdk-headless     # the hotspot walker's tests: java, javac and jhsdb (the oracle)
   golang-go             # the go walker's tests build fixtures/go/ with Debian's Go (1.19)
+  wine64 gcc-mingw-w64-x86-64-win32  # tests build a Windows program that minidumps itself (Wine)
 )
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')

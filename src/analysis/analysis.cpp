@@ -293,6 +293,18 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
       },
       analysis.diagnostics, progress);
 
+  // Windows processes allocate natively from the NT heap or the segment heap, which no walker
+  // reads yet (docs/heap-windows.md): say what covered that memory instead.
+  if (memory.snapshot().system.os == "windows")
+    analysis.diagnostics.warn(
+        "windows native heaps",
+        options.region_scan
+            ? "no NT heap or segment heap walker ran (none exists yet): HeapAlloc'd memory was "
+              "covered only by the region scan of captured private memory, which finds content "
+              "with a strong signature"
+            : "no NT heap or segment heap walker ran (none exists yet) and the region scan is "
+              "off: HeapAlloc'd memory was not examined");
+
   // 2. Memory no walker claims: find content by signature.
   analysis.unclaimed = unclaimedMemory(memory, analysis.heaps);
   if (options.region_scan) {

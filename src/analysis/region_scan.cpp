@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 namespace dumpsift {
 
@@ -45,12 +46,30 @@ uint64_t nonZeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from) {
   return bytes.size();
 }
 
+// Content found this close to the start of a hit whose extent is an estimate is taken to be part
+// of it (an EXIF thumbnail lies inside a JPEG's APP1 segment, at most 64 KiB in). A hit further in
+// ends the estimate: in memory no walker understands (a heap packed block after block) the next
+// buffer starts right after the last, so the run of non-zero bytes would swallow it.
+constexpr uint64_t kNestedWindow = 64 * 1024;
+
+// Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
 void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
                const std::function<void(Buffer)> &emit) {
   static const FirstByteTable table;
   const auto &all = sniffers();
+  // The last hit whose extent is an estimate, until the next hit or its estimated end closes it.
+  std::optional<Buffer> open;
+  uint64_t open_end = 0;
+  auto close = [&](uint64_t end) {
+    open->allocation.size = open->allocation.chunk_size = base + end - open->allocation.address;
+    if (open->allocation.size >= options.min_size)
+      emit(std::move(*open));
+    open.reset();
+  };
   uint64_t i = 0;
   while (i < bytes.size()) {
+    if (open && i >= open_end)
+      close(open_end);
     if (!table.candidate[bytes[i]]) {
       ++i;
       continue;
@@ -69,26 +88,35 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       ++i;
       continue;
     }
+    if (open)
+      close(i);
     uint64_t length = hit->length;
     bool estimated = hit->length_estimated || length == 0;
     if (estimated)
       length = nonZeroRunEnd(bytes, i) - i;
     length = std::min<uint64_t>(length, bytes.size() - i);
-    if (length >= options.min_size) {
-      Buffer b;
-      b.allocation.address = base + i;
-      b.allocation.chunk_address = base + i;
-      b.allocation.size = length;
-      b.allocation.chunk_size = length;
-      b.allocation.state = AllocState::Unknown;
-      b.source = kRegionScan;
-      b.estimated = estimated;
-      hit->offset = 0;
-      b.content = std::move(*hit);
-      emit(std::move(b));
+    Buffer b;
+    b.allocation.address = base + i;
+    b.allocation.chunk_address = base + i;
+    b.allocation.size = length;
+    b.allocation.chunk_size = length;
+    b.allocation.state = AllocState::Unknown;
+    b.source = kRegionScan;
+    b.estimated = estimated;
+    hit->offset = 0;
+    b.content = std::move(*hit);
+    if (estimated && length > kNestedWindow) {
+      open = std::move(b);
+      open_end = i + length;
+      i += kNestedWindow;
+      continue;
     }
+    if (length >= options.min_size)
+      emit(std::move(b));
     i += std::max<uint64_t>(length, 1);
   }
+  if (open)
+    close(open_end);
 }
 
 } // namespace

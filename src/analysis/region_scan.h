@@ -13,7 +13,8 @@ std::vector<UnclaimedRange> unclaimedMemory(const AddressSpace &memory,
 
 /// Scans `ranges` for content with a strong signature (JPEG, PNG, GIF, WebP, gzip, zstd, ZIP,
 /// PDF, aws-chunked). Each hit becomes a Buffer whose extent is the format's own length, or, when
-/// the format does not say, the run of non-zero bytes (marked `estimated`). Hits do not overlap.
+/// the format does not say, the run of non-zero bytes up to the next hit that starts more than
+/// 64 KiB in (marked `estimated`). Hits do not overlap.
 /// Reports progress in bytes scanned; releases each range's pages once scanned.
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
                    const AnalyzeOptions &options, ProgressFn progress,

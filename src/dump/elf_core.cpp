@@ -683,6 +683,7 @@ private:
   void classifyRegions() {
     for (Region &r : snap_.regions) {
       bool file_backed = !r.backing_file.empty() && !isAnonymousSharedPath(r.backing_file);
+      r.class_source = file_backed ? RegionSource::FileNote : RegionSource::ProgramHeader;
       if (file_backed)
         r.cls = RegionClass::Image;
       else if (r.perms.write)
@@ -690,8 +691,10 @@ private:
       else
         r.cls = RegionClass::Other;
     }
-    if (Region *heap = findHeap())
+    if (Region *heap = findHeap()) {
       heap->cls = RegionClass::Heap;
+      heap->class_source = RegionSource::BrkHeap;
+    }
   }
 
   /// The module holding AT_PHDR or AT_ENTRY from the auxiliary vector, else the module of the

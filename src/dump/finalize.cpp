@@ -54,22 +54,29 @@ bool hasGuardBelow(const std::vector<Region> &regions, size_t i) {
          below.backing_file.empty();
 }
 
-/// Classes the thread stacks Stack and gives each thread the range of its stack mapping. A region
-/// is a stack because it is a thread's stack mapping, not because a stack pointer lands in it: the
-/// Go runtime runs its threads on stacks carved out of its heap arenas, so a stack pointer may
-/// point into a heap. A stack mapping is
+/// Classes the thread stacks Stack and gives each thread without a known stack range the range of
+/// its stack mapping. A region is a stack because it is a thread's stack mapping, not because a
+/// stack pointer lands in it: the Go runtime runs its threads on stacks carved out of its heap
+/// arenas, so a stack pointer may point into a heap. A stack mapping is
 /// - the process's initial stack: the region the auxiliary vector's strings lie in;
+/// - a region inside a thread's stack range as the dump gives it (a minidump's thread list or
+///   TEB), and the region holding its stack pointer when that lies in the range;
 /// - a region holding a thread's stack pointer with a guard right below it (hasGuardBelow);
-/// - on Windows, the region holding a thread's stack pointer (the dump's thread list takes the
-///   stack range from the thread's own TEB).
-/// A dump that does not show the initial stack (no auxiliary vector) does not say enough to tell
-/// stacks from heaps: there every region holding a stack pointer is a stack. Only anonymous and
-/// unclassified regions change class.
+/// - on Windows, the region holding a thread's stack pointer.
+/// A dump that shows neither the initial stack (no auxiliary vector) nor stack ranges does not say
+/// enough to tell stacks from heaps: there every region holding a stack pointer is a stack. Only
+/// anonymous and unclassified regions change class. Stack ranges are merged first, so the work is
+/// bounded by threads plus regions however many threads claim the same memory.
 void markThreadStacks(Snapshot &snapshot) {
   std::vector<Region> &regions = snapshot.regions;
-  auto mark = [&](size_t i) {
-    if (regions[i].cls == RegionClass::Anonymous || regions[i].cls == RegionClass::Other)
-      regions[i].cls = RegionClass::Stack;
+  auto mayBeStack = [](const Region &r) {
+    return r.cls == RegionClass::Anonymous || r.cls == RegionClass::Other;
+  };
+  auto mark = [&](Region &r, RegionSource source) {
+    if (mayBeStack(r)) {
+      r.cls = RegionClass::Stack;
+      r.class_source = source;
+    }
   };
   bool initial_stack_known = false;
   for (const auto &[type, value] : snapshot.auxv) {
@@ -79,20 +86,53 @@ void markThreadStacks(Snapshot &snapshot) {
     if (i == regions.size() || (regions[i].cls != RegionClass::Stack &&
                                 (!regions[i].backing_file.empty() || !regions[i].perms.write)))
       continue;
-    mark(i);
+    mark(regions[i], RegionSource::InitialStack);
     initial_stack_known = true;
   }
-  const bool by_stack_pointer = !initial_stack_known || snapshot.system.os == "windows";
+  bool ranges_known = false;
+  for (const Thread &t : snapshot.threads)
+    ranges_known |= t.stack_end > t.stack_start;
+  const bool by_stack_pointer =
+      (!initial_stack_known && !ranges_known) || snapshot.system.os == "windows";
+
+  struct Span {
+    uint64_t start, end;
+    RegionSource source;
+  };
+  std::vector<Span> spans;
   for (Thread &t : snapshot.threads) {
+    const bool range_known = t.stack_end > t.stack_start;
+    if (range_known)
+      spans.push_back({t.stack_start, t.stack_end, t.stack_source});
     size_t i = regionIndex(regions, t.stack_pointer);
     if (i == regions.size())
       continue;
-    if (regions[i].cls != RegionClass::Stack && (by_stack_pointer || hasGuardBelow(regions, i)))
-      mark(i);
-    if (regions[i].cls == RegionClass::Stack && t.stack_start == 0 && t.stack_end == 0) {
+    const bool in_range =
+        range_known && t.stack_pointer >= t.stack_start && t.stack_pointer < t.stack_end;
+    if (regions[i].cls != RegionClass::Stack &&
+        (by_stack_pointer || in_range || hasGuardBelow(regions, i)))
+      mark(regions[i], in_range ? t.stack_source : RegionSource::StackPointer);
+    if (regions[i].cls == RegionClass::Stack && !range_known) {
       t.stack_start = regions[i].start;
       t.stack_end = regions[i].end();
+      t.stack_source = RegionSource::StackPointer;
     }
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.start < b.start; });
+  std::vector<Span> merged;
+  for (const Span &s : spans) {
+    if (!merged.empty() && s.start <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  }
+  auto r = regions.begin();
+  for (const Span &s : merged) {
+    r = std::lower_bound(r, regions.end(), s.start,
+                         [](const Region &region, uint64_t a) { return region.start < a; });
+    for (; r != regions.end() && r->end() <= s.end; ++r)
+      mark(*r, s.source);
   }
 }
 

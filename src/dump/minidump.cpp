@@ -3,7 +3,9 @@
 // Sources, in order of preference:
 // - memory bytes: Memory64List, then MemoryList, then the threads' own stack descriptors (each
 //   only where the earlier ones did not already capture the bytes);
-// - region map: MemoryInfoList; else LinuxMaps; else the captured ranges themselves;
+// - region map: MemoryInfoList; else LinuxMaps; else the captured ranges themselves, classed from
+//   the lists that name parts of the address space (see regionsFromCapture);
+// - thread stacks: each thread's stack descriptor, else (Windows) the bounds in its TEB;
 // - process: MiscInfo and LinuxProcStatus (pid), LinuxProcStatus (name), LinuxCMDLine, LinuxAuxv.
 //
 // MemoryInfoList policy: MEM_FREE entries are not regions. MEM_RESERVE entries are regions with no
@@ -11,16 +13,21 @@
 // PROT_NONE line in /proc/PID/maps); they are class Image when the reservation is MEM_IMAGE or
 // MEM_MAPPED and Other otherwise. Committed MEM_IMAGE and MEM_MAPPED regions are Image; committed
 // writable MEM_PRIVATE regions are Anonymous (the heap candidates on Windows; finalizeSnapshot
-// turns the thread stacks among them into Stack); other committed ones are Other.
+// turns the ones that hold a thread's stack pointer or lie inside its stack into Stack); other
+// committed ones are Other.
 // When a LinuxMaps line covers exactly the same range it decides the class and the backing file
 // instead (Linux writers mark file mappings MEM_PRIVATE). Image regions inside a module's range
 // take the module's path as their backing file when nothing better is known.
+#include "dumpsift/dump/address_space.h"
 #include "dumpsift/support/hex.h"
 #include "minidump_streams.h"
 #include "readers.h"
 
+#include "llvm/Support/Endian.h"
+
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 namespace dumpsift::detail {
 
@@ -89,6 +96,7 @@ Region regionFromMaps(const mdmp::MapsEntry &e) {
   r.size = e.end - e.start;
   r.perms = e.perms;
   r.cls = mdmp::classifyMapsEntry(e);
+  r.class_source = RegionSource::LinuxMaps;
   if (r.cls == RegionClass::Image && llvm::StringRef(e.path).startswith("/")) {
     r.backing_file = e.path;
     r.file_offset = e.offset;
@@ -119,6 +127,7 @@ std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntr
     r.size = e.size;
     r.mdmp_state = e.state;
     r.mdmp_type = e.type;
+    r.class_source = RegionSource::MemoryInfo;
     const bool image = e.type & (mdmp::kMemImage | mdmp::kMemMapped);
     if ((e.state & mdmp::kMemReserve) && !(e.state & mdmp::kMemCommit)) {
       r.cls = image ? RegionClass::Image : RegionClass::Other;
@@ -134,6 +143,7 @@ std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntr
     if (it != maps.end() && it->start == r.start && it->end == r.end()) {
       Region from_maps = regionFromMaps(*it);
       r.cls = from_maps.cls;
+      r.class_source = RegionSource::LinuxMaps;
       r.backing_file = from_maps.backing_file;
       r.file_offset = from_maps.file_offset;
     }
@@ -142,25 +152,70 @@ std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntr
   return regions;
 }
 
-// Regions when no map of the address space exists: one per captured range, readable, Image when a
-// module holds it, Other otherwise.
-std::vector<Region> regionsFromMemory(const std::vector<MemoryRange> &memory,
-                                      const std::vector<Module> &modules) {
+// Regions when no map of the address space exists (a full-memory dump written without
+// MemoryInfoList, as Wine's MiniDumpWriteDump and `MiniDumpWithFullMemory` alone write it): the
+// captured ranges, cut where a module image or a thread's stack begins or ends. A piece inside a
+// module's range is Image with the module's path; every other piece is captured private memory,
+// Anonymous, which the heap walkers and the region scan read (finalizeSnapshot turns the pieces
+// inside a thread's stack into Stack). Only `read` is known of their permissions. `memory` and
+// `modules` are sorted by start.
+std::vector<Region> regionsFromCapture(const std::vector<MemoryRange> &memory,
+                                       const std::vector<Module> &modules,
+                                       const std::vector<Thread> &threads) {
+  std::vector<uint64_t> cuts;
+  cuts.reserve(2 * (modules.size() + threads.size()));
+  for (const Module &m : modules)
+    cuts.insert(cuts.end(), {m.start, m.end});
+  for (const Thread &t : threads)
+    if (t.stack_end > t.stack_start)
+      cuts.insert(cuts.end(), {t.stack_start, t.stack_end});
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+
   std::vector<Region> regions;
   regions.reserve(memory.size());
   for (const MemoryRange &m : memory) {
-    Region r;
-    r.start = m.start;
-    r.size = m.bytes.size();
-    r.perms.read = true;
-    r.cls = RegionClass::Other;
-    if (const Module *mod = moduleContaining(modules, m.start)) {
-      r.cls = RegionClass::Image;
-      r.backing_file = mod->path;
+    for (uint64_t at = m.start; at < m.end();) {
+      auto cut = std::upper_bound(cuts.begin(), cuts.end(), at);
+      uint64_t end = cut == cuts.end() ? m.end() : std::min(m.end(), *cut);
+      Region r;
+      r.start = at;
+      r.size = end - at;
+      r.perms.read = true;
+      r.perms.exact = false;
+      r.cls = RegionClass::Anonymous;
+      r.class_source = RegionSource::Captured;
+      if (const Module *mod = moduleContaining(modules, at)) {
+        r.cls = RegionClass::Image;
+        r.class_source = RegionSource::ModuleList;
+        r.backing_file = mod->path;
+      }
+      regions.push_back(std::move(r));
+      at = end;
     }
-    regions.push_back(std::move(r));
   }
   return regions;
+}
+
+// The stack a thread's TEB records (NT_TIB: StackBase at one pointer, StackLimit at two, Self at
+// six), when the TEB is captured and consistent: Self points back at it and StackLimit lies below
+// StackBase. nullopt otherwise.
+std::optional<std::pair<uint64_t, uint64_t>> stackFromTeb(const AddressSpace &memory, uint64_t teb,
+                                                          unsigned pointer_size) {
+  if (teb == 0 || (pointer_size != 4 && pointer_size != 8))
+    return std::nullopt;
+  const uint8_t *tib = memory.tryView(teb, 7 * pointer_size);
+  if (!tib)
+    return std::nullopt;
+  auto word = [&](unsigned index) -> uint64_t {
+    const uint8_t *p = tib + index * pointer_size;
+    return pointer_size == 8 ? llvm::support::endian::read64le(p)
+                             : llvm::support::endian::read32le(p);
+  };
+  const uint64_t base = word(1), limit = word(2), self = word(6);
+  if (self != teb || limit >= base)
+    return std::nullopt;
+  return std::make_pair(limit, base);
 }
 
 } // namespace
@@ -243,10 +298,12 @@ llvm::Error readMinidump(Snapshot &snapshot) {
     for (const mdmp::ThreadEntry &e : mdmp::parseThreadList(file, *s, diags)) {
       Thread t;
       t.tid = e.tid;
+      t.teb = e.teb;
       t.stack_pointer = mdmp::stackPointerFromContext(arch, e.context).value_or(e.stack_start);
       if (e.stack_size != 0 && e.stack_start + e.stack_size > e.stack_start) {
         t.stack_start = e.stack_start;
         t.stack_end = e.stack_start + e.stack_size;
+        t.stack_source = RegionSource::ThreadList;
         // RVA 0 is the header: full-memory dumps leave stack descriptors pointing nowhere.
         if (e.stack_rva != 0)
           if (auto bytes = mdmp::fileSlice(file, e.stack_rva, e.stack_size,
@@ -258,6 +315,18 @@ llvm::Error readMinidump(Snapshot &snapshot) {
   }
   normalizeMemory(memory, diags);
   snapshot.memory = memory;
+
+  // A thread without a stack descriptor (the thread that wrote the dump, in Wine's and some
+  // Windows full-memory dumps) still has its stack bounds in its TEB when the dump holds it.
+  if (snapshot.system.os == "windows") {
+    AddressSpace captured(snapshot);
+    for (Thread &t : snapshot.threads)
+      if (t.stack_end == 0)
+        if (auto stack = stackFromTeb(captured, t.teb, snapshot.system.pointer_size)) {
+          std::tie(t.stack_start, t.stack_end) = *stack;
+          t.stack_source = RegionSource::Teb;
+        }
+  }
 
   // Regions: MemoryInfoList, else LinuxMaps, else the captured ranges.
   std::vector<mdmp::MapsEntry> maps;
@@ -276,7 +345,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
     for (const mdmp::MapsEntry &e : maps)
       snapshot.regions.push_back(regionFromMaps(e));
   } else {
-    snapshot.regions = regionsFromMemory(snapshot.memory, modules_by_start);
+    snapshot.regions = regionsFromCapture(snapshot.memory, modules_by_start, snapshot.threads);
   }
   for (Region &r : snapshot.regions)
     if (r.cls == RegionClass::Image && r.backing_file.empty())

@@ -345,6 +345,7 @@ std::vector<ThreadEntry> parseThreadList(ArrayRef<uint8_t> file, const Stream &s
     const auto *t = viewAs<md::Thread>(entries, i * sizeof(md::Thread));
     ThreadEntry e;
     e.tid = t->ThreadId;
+    e.teb = t->EnvironmentBlock;
     e.stack_start = t->Stack.StartOfMemoryRange;
     e.stack_size = t->Stack.Memory.DataSize;
     e.stack_rva = t->Stack.Memory.RVA;

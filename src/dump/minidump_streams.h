@@ -129,6 +129,7 @@ Permissions permsFromProtect(uint32_t protect);
 /// One ThreadList entry; `context` is a view clipped to the file (empty when unreadable).
 struct ThreadEntry {
   uint32_t tid = 0;
+  uint64_t teb = 0; // MINIDUMP_THREAD.Teb (Windows: the thread environment block)
   uint64_t stack_start = 0;
   uint32_t stack_size = 0;
   uint32_t stack_rva = 0;

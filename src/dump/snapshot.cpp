@@ -47,8 +47,36 @@ llvm::StringRef captureName(Capture capture) {
   return "none";
 }
 
+llvm::StringRef sourceName(RegionSource source) {
+  switch (source) {
+  case RegionSource::Captured:
+    return "captured";
+  case RegionSource::MemoryInfo:
+    return "memory-info";
+  case RegionSource::LinuxMaps:
+    return "linux-maps";
+  case RegionSource::ProgramHeader:
+    return "program-header";
+  case RegionSource::FileNote:
+    return "nt-file";
+  case RegionSource::BrkHeap:
+    return "brk";
+  case RegionSource::ModuleList:
+    return "module-list";
+  case RegionSource::ThreadList:
+    return "thread-list";
+  case RegionSource::Teb:
+    return "teb";
+  case RegionSource::StackPointer:
+    return "stack-pointer";
+  case RegionSource::InitialStack:
+    return "initial-stack";
+  }
+  return "captured";
+}
+
 std::string Permissions::str() const {
-  std::string s = "---";
+  std::string s = exact ? "---" : "???";
   if (read)
     s[0] = 'r';
   if (write)

@@ -47,6 +47,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeJemallocWalker());
     list.push_back(makeMimallocWalker());
     list.push_back(makeCoreClrWalker());
+    list.push_back(makeNetfxWalker());
     list.push_back(makeMonoWalker());
     list.push_back(makeMuslWalker());
     list.push_back(makeTcmallocWalker());

@@ -20,6 +20,7 @@ Json regionJson(const Region &r) {
   j["size"] = r.size;
   j["permissions"] = r.perms.str();
   j["class"] = className(r.cls).str();
+  j["class_source"] = sourceName(r.class_source).str();
   j["capture"] = captureName(r.capture()).str();
   j["captured_bytes"] = r.captured;
   if (!r.backing_file.empty()) {
@@ -86,7 +87,10 @@ Json infoJson(const Snapshot &snapshot) {
     if (t.stack_end > t.stack_start) {
       tj["stack_start"] = hexAddress(t.stack_start);
       tj["stack_end"] = hexAddress(t.stack_end);
+      tj["stack_source"] = sourceName(t.stack_source).str();
     }
+    if (t.teb != 0)
+      tj["teb"] = hexAddress(t.teb);
     threads.push_back(std::move(tj));
   }
   j["threads"] = std::move(threads);
@@ -137,19 +141,20 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
       << ", regions: " << snapshot.regions.size() << "\n\n";
 
   auto row = [&out](const std::string &start, const std::string &end, const std::string &size,
-                    const std::string &perm, const std::string &cls, const std::string &captured,
-                    const std::string &file) {
+                    const std::string &perm, const std::string &cls, const std::string &source,
+                    const std::string &captured, const std::string &file) {
     out << std::left << std::setw(18) << start << ' ' << std::setw(18) << end << ' ' << std::right
         << std::setw(10) << size << ' ' << std::left << std::setw(4) << perm << ' ' << std::setw(9)
-        << cls << ' ' << std::right << std::setw(10) << captured << "  " << file << "\n";
+        << cls << ' ' << std::setw(14) << source << ' ' << std::right << std::setw(10) << captured
+        << "  " << file << "\n";
   };
-  row("start", "end", "size", "perm", "class", "captured", "file");
+  row("start", "end", "size", "perm", "class", "classed by", "captured", "file");
   for (const Region &r : snapshot.regions) {
     std::string captured = r.capture() == Capture::Full   ? "all"
                            : r.capture() == Capture::None ? "none"
                                                           : humanBytes(r.captured);
     row(hexAddress(r.start), hexAddress(r.end()), humanBytes(r.size), r.perms.str(),
-        className(r.cls).str(), captured, r.backing_file);
+        className(r.cls).str(), sourceName(r.class_source).str(), captured, r.backing_file);
   }
 
   ClassTotals totals = classTotals(snapshot);

@@ -161,7 +161,7 @@ int fuzzJemallocWalker(const uint8_t *data, size_t size) {
 }
 
 int fuzzManagedWalkers(const uint8_t *data, size_t size) {
-  return walkFuzzProcess(data, size, {"coreclr", "mono", "hotspot"});
+  return walkFuzzProcess(data, size, {"coreclr", "netfx", "mono", "hotspot"});
 }
 
 int fuzzMimallocWalker(const uint8_t *data, size_t size) {
@@ -251,6 +251,9 @@ std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size) {
   snap->system.pointer_size = (flags & 1) ? 4 : 8;
   snap->system.arch = (flags & 1) ? "x86" : "x86_64";
   snap->system.os = (flags & 2) ? "windows" : "linux";
+  if (flags & 4) // a .NET Framework 2.0 process: the netfx walker reads CLR 2's layout
+    snap->modules.push_back(
+        {"C:\\Windows\\Microsoft.NET\\Framework\\v2.0.50727\\mscorwks.dll", 0, 0, ""});
   const std::vector<std::string> &files = fuzzProcessFiles();
   struct Decoded {
     Region region;

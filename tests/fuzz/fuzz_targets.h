@@ -54,7 +54,8 @@ const std::vector<Target> &targets();
 // Snapshot whose memory views point into the input itself (no copy), so a read past a region's
 // bytes is a read past the input, which AddressSanitizer reports.
 //
-//   u8 flags             bit 0: 32-bit process (pointer size 4); bit 1: os "windows" (else linux)
+//   u8 flags             bit 0: 32-bit process (pointer size 4); bit 1: os "windows" (else linux);
+//                        bit 2: the module mscorwks.dll (a .NET Framework 2.0 process)
 //   then records, until the input ends (at most kMaxFuzzRegions regions):
 //   u8 0xff, u64 type, u64 value                                    an auxv pair
 //   u8 attrs, u64 start, u32 size, u32 captured, captured bytes      a region

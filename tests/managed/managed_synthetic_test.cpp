@@ -4,8 +4,8 @@
 // out field by field, not from the walkers' own tables.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
-#include "support/synthetic_heaps.h"
 #include "support/heap_walk.h"
+#include "support/synthetic_heaps.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -14,6 +14,7 @@
 
 using namespace dumpsift;
 using test::FakeProcess;
+using test::walkerNamed;
 
 namespace {
 

@@ -154,6 +154,86 @@ inline uint64_t putCoreClrArray(FakeMemory &m, uint64_t addr, uint64_t mt, uint3
   return addr + ((24 + uint64_t(length) * elem + 7) & ~uint64_t(7));
 }
 
+// --- .NET Framework and 32-bit processes -----------------------------------------------------
+
+/// A pointer of `ptr` (4 or 8) bytes at `addr`.
+inline void putPointer(FakeMemory &m, uint64_t addr, uint64_t v, unsigned ptr) {
+  if (ptr == 8)
+    m.put64(addr, v);
+  else
+    m.put32(addr, static_cast<uint32_t>(v));
+}
+
+/// Where putClrTypes put each MethodTable, and the layout it used.
+struct ClrTypes {
+  uint64_t object, array, byte, byte_array, int_array, object_array, free_object;
+  unsigned ptr;         // pointer size
+  uint32_t array_base;  // base size of an SZ array of values: ObjHeader + MethodTable* + length
+  uint32_t object_base; // base size of object[]: CLR 2 adds the element type handle
+};
+
+/// One page at `types` of MethodTables for object, array, byte, byte[], int[], object[] and the
+/// free object of CLR `generation` 4 (clr.dll; CoreCLR's layout) or 2 (mscorwks.dll) with
+/// `ptr`-byte pointers, written from docs/heap-managed.md: u32 flags at 0, u32 base size at 4,
+/// the parent at 0x10, and (CLR 4) the element type at 0x30 (0x20 when 32-bit). CLR 4 flags:
+/// bit 31 has-component-size, category array 0x80000, SZ 0x20000, pointers 0x1000000; CLR 2:
+/// array 0x10000, SZ 0x20000, shared by reference types 0x40000, pointers 0x80000, and (set on
+/// mscorlib's types) domain neutral 0x2000000 and marshalable 0x200000.
+inline ClrTypes putClrTypes(FakeMemory &m, uint64_t types, int generation, unsigned ptr) {
+  const uint32_t base = 3 * ptr;
+  const ClrTypes t{types,         types + 0x100,
+                   types + 0x200, types + 0x300,
+                   types + 0x400, types + 0x500,
+                   types + 0x600, ptr,
+                   base,          generation == 2 ? base + ptr : base};
+  const uint64_t element = ptr == 8 ? 0x30 : 0x20;
+  m.addRegion(types, 0x1000);
+  m.put32(t.object + 4, base);
+  m.put32(t.array + 4, base), putPointer(m, t.array + 0x10, t.object, ptr);
+  m.put32(t.byte + 4, base), putPointer(m, t.byte + 0x10, t.object, ptr);
+  if (generation == 4) {
+    m.put32(t.byte, 0x00070000);
+    m.put32(t.byte_array, 0x800A0001);
+    m.put32(t.int_array, 0x800A0004);
+    m.put32(t.object_array, 0x810A0000 | ptr);
+    m.put32(t.free_object, 0x80000001);
+    putPointer(m, t.byte_array + element, t.byte, ptr);
+    putPointer(m, t.object_array + element, t.object, ptr);
+  } else {
+    m.put32(t.byte, 0x02020000);
+    m.put32(t.byte_array, 0x02230001);
+    m.put32(t.int_array, 0x02230004);
+    m.put32(t.object_array, 0x020F0000 | ptr);
+    m.put32(t.free_object, 0x00010001);
+  }
+  for (uint64_t mt : {t.byte_array, t.int_array})
+    m.put32(mt + 4, base), putPointer(m, mt + 0x10, t.array, ptr);
+  m.put32(t.object_array + 4, t.object_base), putPointer(m, t.object_array + 0x10, t.array, ptr);
+  m.put32(t.free_object + 4, base);
+  m.put8(types + 0xfff, 0);
+  return t;
+}
+
+/// An array object of the layout `t` at `addr`: MethodTable, u32 length, then `length` elements
+/// of `elem` bytes after the base size. Returns where the next object starts: the size rounded
+/// up to `align` (the pointer size on the small object heap, 8 on the LOH).
+inline uint64_t putClrArray(FakeMemory &m, const ClrTypes &t, uint64_t addr, uint64_t mt,
+                            uint32_t length, uint32_t elem, unsigned align) {
+  putPointer(m, addr, mt, t.ptr);
+  m.put32(addr + t.ptr, length);
+  const uint64_t base = mt == t.object_array ? t.object_base : t.array_base;
+  return addr + ((base + uint64_t(length) * elem + align - 1) & ~uint64_t(align - 1));
+}
+
+/// A heap_segment record at `at`: allocated, committed, reserved, used, mem, flags as its first
+/// six `ptr`-byte words (gc/gcpriv.h).
+inline void putClrSegment(FakeMemory &m, uint64_t at, unsigned ptr, uint64_t mem,
+                          uint64_t allocated, uint64_t reserved, uint64_t flags) {
+  const uint64_t words[6] = {allocated, reserved, reserved, allocated, mem, flags};
+  for (int i = 0; i < 6; ++i)
+    putPointer(m, at + i * ptr, words[i], ptr);
+}
+
 // --- Mono ------------------------------------------------------------------------------------
 
 /// Where putMonoByteArrayTypes put byte[]'s structures.

@@ -28,19 +28,44 @@ llvm::StringRef className(RegionClass cls); // "heap", "stack", "image", "anonym
 enum class Capture { Full, Partial, None };
 llvm::StringRef captureName(Capture capture); // "full", "partial", "none"
 
+/// What decided a region's class: the dump's own map of the address space, a list that names part
+/// of it (modules, thread stacks), or nothing but the captured bytes themselves.
+enum class RegionSource : uint8_t {
+  Captured,      // no map describes it: captured private memory (minidumps without a map)
+  MemoryInfo,    // a minidump MemoryInfoList entry: state, type and protection
+  LinuxMaps,     // a minidump LinuxMaps line
+  ProgramHeader, // an ELF core PT_LOAD's flags
+  FileNote,      // an ELF core NT_FILE mapping (file-backed)
+  BrkHeap,       // the ELF core's brk heap, found from the end of the executable
+  ModuleList,    // a minidump ModuleList entry's image range
+  ThreadList,    // a minidump thread's stack descriptor
+  Teb,           // a thread's stack bounds from its TEB (NT_TIB StackLimit, StackBase)
+  StackPointer,  // the region holding a thread's stack pointer
+  InitialStack,  // the process's initial stack, where the auxiliary vector's strings lie
+};
+/// "captured", "memory-info", "linux-maps", "program-header", "nt-file", "brk", "module-list",
+/// "thread-list", "teb", "stack-pointer", "initial-stack".
+llvm::StringRef sourceName(RegionSource source);
+
 struct Permissions {
   bool read = false;
   bool write = false;
   bool execute = false;
-  std::string str() const; // "rwx", "r--"
+  /// False when only `read` is known: a region the dump describes by its captured bytes alone
+  /// (the writer read it, but no map says whether it was writable or executable).
+  bool exact = true;
+  std::string str() const; // "rwx", "r--"; "r??" when not exact
 };
 
-/// One mapping of the process (an ELF PT_LOAD, a minidump MemoryInfo entry or captured range).
+/// One mapping of the process (an ELF PT_LOAD, a minidump MemoryInfo entry or captured range, or
+/// the part of a captured range inside one module image or thread stack).
 struct Region {
   uint64_t start = 0;
   uint64_t size = 0;
   Permissions perms;
   RegionClass cls = RegionClass::Other;
+  /// What decided `cls` (`info` shows it).
+  RegionSource class_source = RegionSource::Captured;
   /// Bytes of [start, start+size) whose content is in the dump.
   uint64_t captured = 0;
   /// Backing file (NT_FILE, LinuxMaps, module list); empty when anonymous or unknown.
@@ -66,9 +91,14 @@ struct MemoryRange {
 struct Thread {
   uint64_t tid = 0;
   uint64_t stack_pointer = 0;
-  /// The mapping that holds the stack pointer, where known (0, 0 otherwise).
+  /// The thread's stack, where known (0, 0 otherwise): a minidump's stack descriptor or the bounds
+  /// in the thread's TEB, else the mapping that holds the stack pointer.
   uint64_t stack_start = 0;
   uint64_t stack_end = 0;
+  /// Where [stack_start, stack_end) came from: ThreadList, Teb or StackPointer.
+  RegionSource stack_source = RegionSource::StackPointer;
+  /// Windows: the address of the thread environment block (0 where unknown).
+  uint64_t teb = 0;
 };
 
 struct Module {

@@ -1,18 +1,22 @@
-// The "coreclr" walker: arrays on the GC heap of .NET Core / .NET 5+ (64-bit), found from the
-// object layout alone, without the runtime's DAC. See docs/heap-managed.md for the method, what is
-// heuristic and what could fool it.
+// The "coreclr" and "netfx" walkers: arrays on the GC heap of .NET Core / .NET 5+ (coreclr) and of
+// the .NET Framework (netfx: clr.dll 4.x, mscorwks.dll 2.0-3.5), 64-bit and 32-bit, found from the
+// object layout alone, without the runtime's DAC. See docs/heap-managed.md for the method, each
+// layout fact with its source, what is heuristic and what could fool it.
 //
-// Layout facts used (64-bit; dotnet/runtime gc/env/gcenv.object.h, vm/object.h, vm/methodtable.h,
-// gc/gcpriv.h; checked on a CoreCLR 2.0 core):
-//   object:      [-8] ObjHeader, [0] MethodTable* (low 3 bits may carry GC mark/pin bits),
-//                arrays: [8] u32 length, [12] u32 pad, [16] elements.
-//   MethodTable: [0] u32 flags (bit 31: has component size, then the low 16 bits are the element
-//                size; bits 16-19: category, 0x8xxxx = array), [4] u32 base size,
-//                [0x10] parent MethodTable*, [0x30] element type handle (arrays).
-//   size:        base size + length * element size; objects follow each other at 8-byte steps.
-//   free object: MethodTable with flags 0x80000001, base size 24, no parent.
+// Layout facts used (P = pointer size; dotnet/runtime gc/env/gcenv.object.h, vm/object.h,
+// vm/methodtable.h, gc/gcpriv.h for CLR 4 and CoreCLR; SSCLI 2.0 clr/src/vm/methodtable.h,
+// object.h, ceemain.cpp for CLR 2; checked on a CoreCLR 2.0 core):
+//   object:      [-P] ObjHeader, [0] MethodTable* (low bits may carry GC mark/pin bits: 3 on
+//                64-bit, 2 on 32-bit), arrays: [P] u32 length, elements at base size - P.
+//   MethodTable: [0] u32 flags, [4] u32 base size, [0x10] parent MethodTable*, CLR 4+: the element
+//                type handle at 0x30 (64-bit) / 0x20 (32-bit). CLR 4+: flag bit 31 says the low
+//                16 bits are the element size, category bits 16-19 (0x8xxxx = array); CLR 2: a
+//                non-zero low 16 bits is the element size, bit 16 = array, bit 17 = SZ array.
+//   size:        base size + length * element size, rounded up to P (8 on the LOH).
+//   free object: MethodTable with the free flags (0x80000001; CLR 2: 0x00010001), base size 3P,
+//                no parent.
 //   heap_segment (segments and regions alike): allocated, committed, reserved, used, mem, flags
-//                (8 = LOH, 512 = POH) as its first six words.
+//                (8 = LOH, 512 = POH) as its first six pointer-sized words.
 #include "dumpsift/support/hex.h"
 #include "scan.h"
 #include "walkers.h"
@@ -30,15 +34,6 @@ namespace {
 using namespace managed;
 
 constexpr uint32_t kHasComponentSize = 0x80000000u;
-constexpr uint32_t kCategoryArrayMask = 0x000C0000u;
-constexpr uint32_t kCategoryArray = 0x00080000u;
-constexpr uint32_t kFreeObjectFlags = 0x80000001u;
-constexpr uint32_t kByteLikeMask = 0x800FFFFFu;  // has-component, category, element size
-constexpr uint32_t kByteLikeArray = 0x800A0001u; // SZ array of 1-byte elements
-constexpr uint32_t kArrayBaseSize = 24;
-constexpr uint64_t kArrayLengthOffset = 8;
-constexpr uint32_t kArrayDataOffset = 16;
-constexpr uint64_t kMinObjectSize = 24;
 constexpr uint64_t kLohThreshold = 85000; // LARGE_OBJECT_SIZE; the effective one can be larger
 constexpr uint64_t kSegmentFlagLoh = 8;
 constexpr uint64_t kSegmentFlagPoh = 512;
@@ -52,12 +47,56 @@ bool isCoreClrModule(llvm::StringRef name) {
          name == "libcoreclr.dylib";
 }
 
-/// Offsets that may come from the runtime's contract descriptor instead of the built-in table.
+/// How the MethodTable flags of one CLR generation say what an object is.
+struct ClrFlags {
+  const char *name;    // "clr4" (CoreCLR and clr.dll), "clr2" (mscorwks.dll)
+  bool component_flag; // the element size is the low 16 bits when bit 31 is set (CLR 4+), or
+                       // whenever they are non-zero (CLR 2)
+  uint32_t array_mask; // flags & array_mask == array_bits: an array
+  uint32_t array_bits;
+  uint32_t byte_array_mask; // flags & byte_array_mask == byte_array_bits: an SZ array of
+  uint32_t byte_array_bits; // 1-byte elements without pointers (byte[], sbyte[], bool[])
+  uint32_t free_flags;      // the free object's MethodTable flags
+  bool element_type;        // the MethodTable holds the element type handle (CLR 4+)
+};
+constexpr ClrFlags kClr4 = {"clr4",      true,        0x000C0000u, 0x00080000u,
+                            0x800FFFFFu, 0x800A0001u, 0x80000001u, true};
+constexpr ClrFlags kClr2 = {"clr2",      false,       0x00010000u, 0x00010000u,
+                            0x000FFFFFu, 0x00030001u, 0x00010001u, false};
+
+/// The layout a walk reads: the CLR generation and pointer size, and offsets that may come from
+/// the runtime's contract descriptor instead of the built-in table.
 struct Layout {
+  const ClrFlags *flags = &kClr4;
+  unsigned pointer_size = 8;
   uint64_t parent_offset = 0x10;       // MethodTable::m_pParentMethodTable
-  uint64_t element_type_offset = 0x30; // MethodTable::m_ElementTypeHnd (arrays)
+  uint64_t element_type_offset = 0x30; // MethodTable::m_ElementTypeHnd (arrays; CLR 4+)
   uint64_t free_method_table = 0;      // g_pFreeObjectMethodTable, when the descriptor gives it
   std::string source = "built-in";
+
+  /// The built-in layout of `flags` with `pointer_size`-byte pointers.
+  static Layout builtIn(const ClrFlags &flags, unsigned pointer_size) {
+    Layout l;
+    l.flags = &flags;
+    l.pointer_size = pointer_size;
+    l.element_type_offset = flags.element_type ? (pointer_size == 8 ? 0x30 : 0x20) : 0;
+    return l;
+  }
+  /// "clr4-x64 (built-in)" and the like.
+  std::string name() const {
+    return std::string(flags->name) + (pointer_size == 8 ? "-x64" : "-x86") + " (" + source + ")";
+  }
+  /// The pointer at `p`.
+  uint64_t word(const uint8_t *p) const { return pointer_size == 8 ? load64(p) : load32(p); }
+  /// The bits of an object's first word that hold GC marks, not the MethodTable.
+  uint64_t markBits() const { return pointer_size == 8 ? 7 : 3; }
+  /// ObjHeader + MethodTable* + length (+ pad): an empty SZ array, the smallest object.
+  uint32_t arrayBaseSize() const { return 3 * pointer_size; }
+  /// Objects on the small object heap are pointer-aligned; on the LOH and POH, 8-aligned.
+  uint64_t align(uint64_t size, bool large) const {
+    const uint64_t a = large ? 8 : pointer_size;
+    return (size + a - 1) & ~(a - 1);
+  }
 };
 
 /// What a MethodTable candidate turned out to be. Cached per address.
@@ -91,42 +130,48 @@ public:
 private:
   MtInfo compute(uint64_t mt, unsigned depth) {
     MtInfo info;
-    if (mt == 0 || (mt & 7) != 0 || depth > kMaxParentDepth)
+    const unsigned ptr = layout_.pointer_size;
+    if (mt == 0 || (mt & (ptr - 1)) != 0 || depth > kMaxParentDepth)
       return info;
-    const uint8_t *p =
-        memory_.tryView(mt, std::max<uint64_t>(layout_.element_type_offset, 0x18) + 8);
-    if (!p && !(p = memory_.tryView(mt, layout_.parent_offset + 8)))
+    const uint64_t wanted =
+        std::max({layout_.element_type_offset, layout_.parent_offset, uint64_t(8)}) + ptr;
+    const uint8_t *p = memory_.tryView(mt, wanted);
+    if (!p && !(p = memory_.tryView(mt, layout_.parent_offset + ptr)))
       return info;
+    const ClrFlags &f = *layout_.flags;
     info.flags = load32(p);
     info.base_size = load32(p + 4);
-    info.component = (info.flags & kHasComponentSize) != 0;
-    if (layout_.free_method_table
-            ? mt == layout_.free_method_table
-            : info.flags == kFreeObjectFlags && info.base_size == kArrayBaseSize &&
-                  load64(p + layout_.parent_offset) == 0) {
+    info.component =
+        f.component_flag ? (info.flags & kHasComponentSize) != 0 : (info.flags & 0xFFFF) != 0;
+    const uint64_t parent = layout_.word(p + layout_.parent_offset);
+    if (layout_.free_method_table ? mt == layout_.free_method_table
+                                  : info.flags == f.free_flags &&
+                                        info.base_size == layout_.arrayBaseSize() && parent == 0) {
       info.valid = info.free = true;
       info.component_size = 1;
       return info;
     }
-    uint64_t parent = load64(p + layout_.parent_offset);
     if (info.component) {
       info.component_size = info.flags & 0xFFFF;
-      info.array = (info.flags & kCategoryArrayMask) == kCategoryArray;
+      info.array = (info.flags & f.array_mask) == f.array_bits;
       if (info.component_size == 0 || parent == 0)
         return info;
       if (info.array) {
-        // SZ arrays have base size 24; multi-dimensional ones add 8 bytes per rank.
-        if (info.base_size < kArrayBaseSize || info.base_size > kArrayBaseSize + 8 * 32 ||
-            info.base_size % 8 != 0)
+        // SZ arrays have base size 3P (CLR 2: 4P for arrays of references, which hold their
+        // element type); multi-dimensional ones add 8 bytes per rank.
+        if (info.base_size < layout_.arrayBaseSize() ||
+            info.base_size > layout_.arrayBaseSize() + ptr + 8 * 32 || info.base_size % ptr != 0)
           return info;
-        if (layout_.element_type_offset + 8 <= 0x40) {
-          if (const uint8_t *e = memory_.tryView(mt + layout_.element_type_offset, 8))
-            info.element_type = load64(e);
+        // Arrays are told apart by their element type handle (CLR 4+), else by the MethodTable.
+        info.element_type = mt;
+        if (layout_.element_type_offset != 0 && layout_.element_type_offset + ptr <= 0x40) {
+          if (const uint8_t *e = memory_.tryView(mt + layout_.element_type_offset, ptr))
+            info.element_type = layout_.word(e);
         }
-      } else if (info.base_size < 20 || info.base_size > 64) { // strings: 22 (.NET Core)
+      } else if (info.base_size < 2 * ptr + 4 || info.base_size > 64) { // strings
         return info;
       }
-    } else if (info.base_size < kMinObjectSize || info.base_size % 8 != 0 ||
+    } else if (info.base_size < layout_.arrayBaseSize() || info.base_size % ptr != 0 ||
                info.base_size > kMaxClassBaseSize) {
       return info;
     }
@@ -169,8 +214,9 @@ struct Found {
 
 class CoreClrWalk {
 public:
-  CoreClrWalk(const AddressSpace &memory, Diagnostics &diags, const Layout &layout)
-      : memory_(memory), diags_(diags), layout_(layout), mts_(memory, layout),
+  CoreClrWalk(llvm::StringRef walker, const AddressSpace &memory, Diagnostics &diags,
+              const Layout &layout)
+      : walker_(walker), memory_(memory), diags_(diags), layout_(layout), mts_(memory, layout),
         bounds_(memory.snapshot()) {}
 
   /// Runs the whole walk; reports through `sink` after naming byte arrays.
@@ -181,28 +227,50 @@ private:
   uint64_t objectSize(const uint8_t *obj, const MtInfo &mt) const {
     if (!mt.component)
       return mt.base_size;
-    return uint64_t(mt.base_size) + uint64_t(load32(obj + kArrayLengthOffset)) * mt.component_size;
+    return uint64_t(mt.base_size) +
+           uint64_t(load32(obj + layout_.pointer_size)) * mt.component_size;
   }
 
-  /// The MethodTable of a plausible object at `p` (inside a range ending at `end`), or an invalid
-  /// MtInfo. `strict` also asks arrays for a zero pad word after the length.
-  MtInfo objectAt(const uint8_t *p, const uint8_t *end, bool strict, uint64_t &size) {
+  /// The MethodTable of `obj`'s first word, its GC mark bits masked.
+  uint64_t methodTableOf(const uint8_t *obj) const {
+    return layout_.word(obj) & ~layout_.markBits();
+  }
+
+  /// The MethodTable of a plausible object at `p` (inside a range ending at `end`, on the large
+  /// object heap when `large`: it decides the alignment), or an invalid MtInfo. `strict` also asks
+  /// arrays of a 64-bit process for a zero pad word after the length.
+  MtInfo objectAt(const uint8_t *p, const uint8_t *end, bool strict, bool large, uint64_t &size) {
     size = 0;
-    if (end - p < 16)
+    const unsigned ptr = layout_.pointer_size;
+    if (uint64_t(end - p) < 2 * ptr)
       return {};
-    uint64_t mt = load64(p) & ~uint64_t(7);
+    uint64_t mt = methodTableOf(p);
     if (mt == 0 || !bounds_.contains(mt))
       return {};
     MtInfo info = mts_.get(mt);
     if (!info.valid)
       return {};
     size = objectSize(p, info);
-    if (size > kMaxObjectSize || alignUp8(size) > uint64_t(end - p))
+    if (size > kMaxObjectSize || layout_.align(size, large) > uint64_t(end - p))
       return {};
-    if (strict && info.array && load32(p + kArrayLengthOffset + 4) != 0)
+    if (strict && info.array && ptr == 8 && load32(p + 12) != 0)
       return {};
     return info;
   }
+
+  /// Where the elements of an array (or a free object) with this MethodTable start.
+  uint32_t dataOffset(const MtInfo &mt) const {
+    return (mt.free ? layout_.arrayBaseSize() : mt.base_size) - layout_.pointer_size;
+  }
+
+  /// An SZ array of 1-byte elements without pointers: byte[], sbyte[] or bool[].
+  bool byteLike(const MtInfo &mt) const {
+    return (mt.flags & layout_.flags->byte_array_mask) == layout_.flags->byte_array_bits &&
+           mt.base_size == layout_.arrayBaseSize();
+  }
+
+  /// "coreclr_segments" and the like: this walk's facts carry its walker's name.
+  std::string fact(llvm::StringRef key) const { return (walker_ + "_" + key).str(); }
 
   void findSegments();
   void walkSegment(const Segment &seg, uint32_t area);
@@ -210,6 +278,7 @@ private:
   void record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo &info, const uint8_t *obj,
               uint32_t area, bool loh);
 
+  llvm::StringRef walker_;
   const AddressSpace &memory_;
   Diagnostics &diags_;
   const Layout &layout_;
@@ -226,25 +295,28 @@ private:
 
 void CoreClrWalk::findSegments() {
   std::vector<Segment> all;
+  const unsigned ptr = layout_.pointer_size;
   for (const ScanRange &r : heapCandidateRanges(memory_)) {
-    for (uint64_t off = 0; off + 48 <= r.size; off += 8) {
+    for (uint64_t off = 0; off + 6 * ptr <= r.size; off += ptr) {
       const uint8_t *w = r.bytes + off;
-      uint64_t mem = load64(w + 32);
-      if (mem == 0 || (mem & 7) != 0)
+      uint64_t mem = layout_.word(w + 4 * ptr);
+      if (mem == 0 || (mem & (ptr - 1)) != 0)
         continue;
-      uint64_t allocated = load64(w);
+      uint64_t allocated = layout_.word(w);
       if (allocated <= mem)
         continue;
-      uint64_t committed = load64(w + 8), reserved = load64(w + 16), flags = load64(w + 40);
+      uint64_t committed = layout_.word(w + ptr), reserved = layout_.word(w + 2 * ptr),
+               flags = layout_.word(w + 5 * ptr);
       if (committed < allocated || reserved < committed || flags >= 0x10000 ||
           reserved - mem > (uint64_t(1) << 40))
         continue;
-      const uint8_t *obj = memory_.tryView(mem, 24);
+      const uint8_t *obj = memory_.tryView(mem, layout_.arrayBaseSize());
       if (!obj)
         continue;
       uint64_t run = memory_.capturedRunFrom(mem);
       uint64_t size;
-      if (!objectAt(obj, obj + std::min<uint64_t>(run, allocated - mem), false, size).valid)
+      const bool large = flags & (kSegmentFlagLoh | kSegmentFlagPoh);
+      if (!objectAt(obj, obj + std::min<uint64_t>(run, allocated - mem), false, large, size).valid)
         continue;
       all.push_back({r.start + off, mem, allocated, flags});
     }
@@ -282,7 +354,7 @@ void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo
     return;
   if (info.array)
     array_mts_.emplace(mt, info);
-  found_.push_back({addr, size, mt, load32(obj + kArrayLengthOffset), area, info.free, loh});
+  found_.push_back({addr, size, mt, load32(obj + layout_.pointer_size), area, info.free, loh});
 }
 
 void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
@@ -296,20 +368,21 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
   if (!base)
     return;
   const uint8_t *end = base + len;
-  bool loh = seg.flags & kSegmentFlagLoh;
+  const unsigned ptr = layout_.pointer_size;
+  const bool loh = seg.flags & kSegmentFlagLoh;
+  const bool large = seg.flags & (kSegmentFlagLoh | kSegmentFlagPoh);
   bool warned = false;
   const uint8_t *p = base;
-  while (end - p >= 16) {
-    uint64_t word = load64(p);
-    if (word == 0) { // allocation-context gap: zeroed memory not yet handed out
-      p += 8;
+  while (uint64_t(end - p) >= 2 * ptr) {
+    if (layout_.word(p) == 0) { // allocation-context gap: zeroed memory not yet handed out
+      p += ptr;
       continue;
     }
     uint64_t size;
-    MtInfo info = objectAt(p, end, false, size);
+    MtInfo info = objectAt(p, end, false, large, size);
     if (info.valid) {
-      record(seg.mem + (p - base), size, word & ~uint64_t(7), info, p, area, loh);
-      p += alignUp8(size);
+      record(seg.mem + (p - base), size, methodTableOf(p), info, p, area, loh);
+      p += layout_.align(size, large);
       continue;
     }
     // Broken chain: resynchronise on the next object whose successor also checks out.
@@ -320,13 +393,13 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
       warned = true;
     }
     ++resyncs_;
-    for (p += 8; end - p >= 16; p += 8) {
-      MtInfo again = objectAt(p, end, true, size);
+    for (p += ptr; uint64_t(end - p) >= 2 * ptr; p += ptr) {
+      MtInfo again = objectAt(p, end, true, large, size);
       if (!again.valid)
         continue;
-      const uint8_t *next = p + alignUp8(size);
+      const uint8_t *next = p + layout_.align(size, large);
       uint64_t nsize;
-      if (next == end || load64(next) == 0 || objectAt(next, end, false, nsize).valid)
+      if (next == end || layout_.word(next) == 0 || objectAt(next, end, false, large, nsize).valid)
         break;
     }
   }
@@ -334,43 +407,53 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
 
 void CoreClrWalk::scanRange(const ScanRange &range) {
   const uint8_t *base = range.bytes, *end = base + range.size;
+  const unsigned ptr = layout_.pointer_size;
   const uint8_t *chain_next = nullptr; // where the last accepted object ends
   std::optional<uint32_t> area;
-  for (const uint8_t *p = base; end - p >= 16;) {
+  // Without segments the heap an object lives on is unknown: its size decides the alignment.
+  auto objectHere = [&](const uint8_t *at, uint64_t &size) {
+    MtInfo info = objectAt(at, end, true, false, size);
+    if (info.valid && layout_.align(size, size >= kLohThreshold) > uint64_t(end - at))
+      return MtInfo{};
+    return info;
+  };
+  for (const uint8_t *p = base; uint64_t(end - p) >= 2 * ptr;) {
     uint64_t size;
-    MtInfo info = objectAt(p, end, true, size);
+    MtInfo info = objectHere(p, size);
     if (!info.valid) {
-      p += 8;
+      p += ptr;
       continue;
     }
-    const uint8_t *next = p + alignUp8(size);
+    const uint8_t *next = p + layout_.align(size, size >= kLohThreshold);
     bool accepted = p == chain_next || next == end;
     if (!accepted) {
       uint64_t nsize;
-      accepted = objectAt(next, end, true, nsize).valid;
+      accepted = objectHere(next, nsize).valid;
     }
     if (!accepted) {
-      p += 8;
+      p += ptr;
       continue;
     }
     if (!area) {
       area = static_cast<uint32_t>(areas_.size());
       areas_.push_back({"gc-heap", range.start, range.size, 0});
     }
-    record(range.start + (p - base), size, load64(p) & ~uint64_t(7), info, p, *area,
-           size >= kLohThreshold);
+    record(range.start + (p - base), size, methodTableOf(p), info, p, *area, size >= kLohThreshold);
     chain_next = next;
     p = next;
-    while (end - p >= 8 && load64(p) == 0) // a gap keeps the chain: zeroed, never-used memory
-      p += 8;
+    while (uint64_t(end - p) >= ptr && layout_.word(p) == 0) // skip zeroed, never-used memory
+      p += ptr;
+    // Only the padding of a 32-bit LOH object (small ones too: the free pads) to 8 bytes keeps
+    // the chain across a gap.
+    const bool padding = p - next < 8 && ((range.start + uint64_t(p - base)) & 7) == 0;
     if (p != next)
-      chain_next = nullptr;
+      chain_next = padding ? p : nullptr;
   }
 }
 
 llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
   HeapWalkResult result;
-  result.walker = "coreclr";
+  result.walker = walker_.str();
   findSegments();
   if (!segments_.empty()) {
     for (const Segment &s : segments_) {
@@ -378,20 +461,23 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
       areas_.push_back({s.kind().str(), s.mem, s.allocated - s.mem, s.record});
       walkSegment(s, area);
     }
-    result.facts.push_back({"coreclr_discovery", "heap_segment records"});
-    result.facts.push_back({"coreclr_segments", std::to_string(segments_.size())});
+    result.facts.push_back({fact("discovery"), "heap_segment records"});
+    result.facts.push_back({fact("segments"), std::to_string(segments_.size())});
     if (ignored_records_)
-      result.facts.push_back({"coreclr_segment_records_ignored", std::to_string(ignored_records_)});
-    result.facts.push_back({"coreclr_loh", "from segment flags"});
+      result.facts.push_back({fact("segment_records_ignored"), std::to_string(ignored_records_)});
+    result.facts.push_back({fact("loh"), "from segment flags"});
   } else {
     for (const ScanRange &r : heapCandidateRanges(memory_))
       scanRange(r);
-    result.facts.push_back({"coreclr_discovery", "object scan (no heap_segment found)"});
-    result.facts.push_back({"coreclr_loh", "heuristic: object size >= 85000"});
+    result.facts.push_back({fact("discovery"), "object scan (no heap_segment found)"});
+    result.facts.push_back({fact("loh"), "heuristic: object size >= 85000"});
   }
   if (objects_ == 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no CoreCLR GC heap object found in writable private memory");
+                                   "no %s GC heap object (%s layout) found in writable "
+                                   "private memory",
+                                   walker_ == "coreclr" ? "CoreCLR" : ".NET Framework",
+                                   layout_.name().c_str());
 
   // Name byte arrays. Flags alone tell byte[] from sbyte[] and bool[] apart not at all; the element
   // type with the most instances is taken as System.Byte (byte[] dominates every real heap).
@@ -400,18 +486,18 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     if (f.free)
       continue;
     const MtInfo &mt = array_mts_.at(f.method_table);
-    if ((mt.flags & kByteLikeMask) == kByteLikeArray && mt.base_size == kArrayBaseSize)
+    if (byteLike(mt))
       ++byte_like[mt.element_type];
   }
   uint64_t byte_element = 0, best = 0;
   for (auto [element, count] : byte_like)
     if (count > best)
       best = count, byte_element = element;
-  result.facts.push_back({"coreclr_byte_like_element_types", std::to_string(byte_like.size())});
+  result.facts.push_back({fact("byte_like_element_types"), std::to_string(byte_like.size())});
   if (byte_like.size() > 1)
-    diags_.warn("coreclr", std::to_string(byte_like.size()) +
-                               " kinds of 1-byte-element arrays (byte[], sbyte[], bool[]); the "
-                               "most frequent is named byte[]");
+    diags_.warn(walker_.str(), std::to_string(byte_like.size()) +
+                                   " kinds of 1-byte-element arrays (byte[], sbyte[], bool[]); the "
+                                   "most frequent is named byte[]");
 
   for (const HeapArea &a : areas_)
     result.areas.push_back(a);
@@ -423,12 +509,16 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     a.address = f.address;
     a.size = f.size;
     a.chunk_address = f.address;
-    a.chunk_size = alignUp8(f.size);
+    const bool large = f.area < areas_.size()
+                           ? areas_[f.area].kind == "loh" || areas_[f.area].kind == "poh"
+                           : f.size >= kLohThreshold;
+    a.chunk_size = layout_.align(f.size, large);
     a.arena = f.area < areas_.size() ? areas_[f.area].arena : 0;
-    a.data_offset = kArrayDataOffset;
+    a.data_offset = layout_.pointer_size * 2;
     a.state = f.free ? AllocState::Free : AllocState::Used;
     if (!f.free) {
       const MtInfo &mt = array_mts_.at(f.method_table);
+      a.data_offset = dataOffset(mt);
       ManagedArray m;
       m.method_table = f.method_table;
       m.length = f.length;
@@ -436,8 +526,7 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
       m.large_object_heap = f.loh;
       if (f.area < areas_.size() && areas_[f.area].kind != "gc-heap")
         m.heap_kind = areas_[f.area].kind;
-      if ((mt.flags & kByteLikeMask) == kByteLikeArray && mt.base_size == kArrayBaseSize &&
-          mt.element_type == byte_element)
+      if (byteLike(mt) && mt.element_type == byte_element)
         m.type_name = "byte[]";
       a.managed = std::move(m);
       ++arrays;
@@ -445,12 +534,15 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     result.stats.add(a);
     sink(a);
   }
-  result.facts.push_back({"coreclr_objects_walked", std::to_string(objects_)});
-  result.facts.push_back({"coreclr_arrays", std::to_string(arrays)});
-  result.facts.push_back({"coreclr_array_method_tables", std::to_string(array_mts_.size())});
+  result.facts.push_back({fact("objects_walked"), std::to_string(objects_)});
+  result.facts.push_back({fact("arrays"), std::to_string(arrays)});
+  result.facts.push_back({fact("array_method_tables"), std::to_string(array_mts_.size())});
   if (resyncs_)
-    result.facts.push_back({"coreclr_resyncs", std::to_string(resyncs_)});
-  result.facts.push_back({"coreclr_layout", layout_.source});
+    result.facts.push_back({fact("resyncs"), std::to_string(resyncs_)});
+  result.facts.push_back({fact("layout"), layout_.source});
+  result.facts.push_back(
+      {fact("object_layout"),
+       std::string(layout_.flags->name) + (layout_.pointer_size == 8 ? "-x64" : "-x86")});
   return result;
 }
 
@@ -548,7 +640,7 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
               memory.tryReadU64(slot, variable)) {
             uint32_t f = 0;
             // The slot holds either the variable's address or (older builds) the value itself.
-            mt = memory.tryReadU32(slot, f) && f == kFreeObjectFlags ? slot : variable;
+            mt = memory.tryReadU32(slot, f) && f == kClr4.free_flags ? slot : variable;
           }
           if (mt)
             layout.free_method_table = mt;
@@ -561,6 +653,17 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
   return "absent";
 }
 
+/// The pointer size of the snapshot's process, or an error naming `walker` when it is neither 4
+/// nor 8.
+llvm::Expected<unsigned> pointerSize(const AddressSpace &memory, llvm::StringRef walker) {
+  const unsigned ptr = memory.snapshot().system.pointer_size;
+  if (ptr != 4 && ptr != 8)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the %s walker reads 32-bit and 64-bit processes only",
+                                   walker.str().c_str());
+  return ptr;
+}
+
 class CoreClrWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "coreclr"; }
@@ -571,12 +674,14 @@ public:
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags) const override {
-    if (memory.snapshot().system.pointer_size != 8)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "the coreclr walker reads 64-bit processes only");
-    Layout layout;
-    std::string descriptor = applyContractDescriptor(memory, layout, diags);
-    CoreClrWalk walk(memory, diags, layout);
+    llvm::Expected<unsigned> ptr = pointerSize(memory, name());
+    if (!ptr)
+      return ptr.takeError();
+    Layout layout = Layout::builtIn(kClr4, *ptr);
+    // The descriptor's own layout is read for 64-bit processes only.
+    std::string descriptor =
+        *ptr == 8 ? applyContractDescriptor(memory, layout, diags) : "not read (32-bit process)";
+    CoreClrWalk walk(name(), memory, diags, layout);
     llvm::Expected<HeapWalkResult> result = walk.run(sink);
     if (result) {
       result->facts.push_back({"coreclr_contract_descriptor", descriptor});
@@ -588,10 +693,52 @@ public:
   }
 };
 
+/// The .NET Framework runtime a process loaded: clr.dll (CLR 4, .NET Framework 4.x) or
+/// mscorwks.dll (CLR 2, .NET Framework 2.0 to 3.5); nullptr when neither.
+const ClrFlags *netfxRuntime(const Snapshot &snapshot) {
+  if (hasModule(snapshot, [](llvm::StringRef n) { return n.equals_insensitive("clr.dll"); }))
+    return &kClr4;
+  if (hasModule(snapshot, [](llvm::StringRef n) { return n.equals_insensitive("mscorwks.dll"); }))
+    return &kClr2;
+  return nullptr;
+}
+
+class NetfxWalker final : public HeapWalker {
+public:
+  llvm::StringRef name() const override { return "netfx"; }
+
+  bool detect(const AddressSpace &memory) const override {
+    return netfxRuntime(memory.snapshot()) != nullptr;
+  }
+
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+                                      Diagnostics &diags) const override {
+    llvm::Expected<unsigned> ptr = pointerSize(memory, name());
+    if (!ptr)
+      return ptr.takeError();
+    const ClrFlags *runtime = netfxRuntime(memory.snapshot());
+    if (!runtime)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "neither clr.dll nor mscorwks.dll is loaded");
+    Layout layout = Layout::builtIn(*runtime, *ptr);
+    CoreClrWalk walk(name(), memory, diags, layout);
+    llvm::Expected<HeapWalkResult> result = walk.run(sink);
+    if (result)
+      result->facts.push_back({"netfx_runtime", runtime == &kClr4
+                                                    ? "clr.dll (.NET Framework 4.x)"
+                                                    : "mscorwks.dll (.NET Framework 2.0-3.5)"});
+    return result;
+  }
+};
+
 } // namespace
 
 std::unique_ptr<HeapWalker> makeCoreClrWalker() {
   return std::make_unique<CoreClrWalker>();
+}
+
+std::unique_ptr<HeapWalker> makeNetfxWalker() {
+  return std::make_unique<NetfxWalker>();
 }
 
 } // namespace dumpsift

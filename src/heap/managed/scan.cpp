@@ -8,7 +8,9 @@ std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory) {
   for (const MemoryRange &m : snap.memory) {
     const Region *r = memory.regionContaining(m.start);
     if (!snap.regions.empty()) {
-      if (!r || !r->perms.write || !r->backing_file.empty() || r->cls == RegionClass::Stack ||
+      // A region known only from its captured bytes may be writable: its protection is unknown.
+      bool may_write = r && (r->perms.write || !r->perms.exact);
+      if (!r || !may_write || !r->backing_file.empty() || r->cls == RegionClass::Stack ||
           r->cls == RegionClass::Image)
         continue;
     }

@@ -23,9 +23,10 @@ struct ScanRange {
   uint64_t end() const { return start + size; }
 };
 
-/// The captured pieces of the regions a managed heap can live in: writable, not backed by a file,
-/// not a thread stack. In address order. Empty when the dump records no regions at all (then every
-/// captured range is returned, since nothing tells heap from non-heap).
+/// The captured pieces of the regions a managed heap can live in: writable (or of unknown
+/// protection), not backed by a file, not an image or a thread stack. In address order. Empty when
+/// the dump records no regions at all (then every captured range is returned, since nothing tells
+/// heap from non-heap).
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory);
 
 /// Loads the little-endian u64/u32 at `p` (no alignment required).

@@ -1,0 +1,88 @@
+// The region scan over packed memory that no walker understands (a Windows heap: one block right
+// after another, each behind a small header): an extent the format does not give ends at the next
+// hit more than 64 KiB in, so every buffer is found at its own address; content closer than that
+// (a thumbnail inside a photo's first segments) stays part of the hit it lies in.
+#include "dumpsift/analysis/analysis.h"
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/dump/snapshot.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+using namespace dumpsift;
+
+namespace {
+
+// One aws-chunked data frame "<hex size>;chunk-signature=<64 hex>\r\n<data>\r\n" of `data_size`
+// bytes of 'x' (not a complete body: its extent is an estimate).
+std::string awsFrame(size_t data_size, char signature_digit) {
+  char head[32];
+  std::snprintf(head, sizeof head, "%zx", data_size);
+  return std::string(head) + ";chunk-signature=" + std::string(64, signature_digit) + "\r\n" +
+         std::string(data_size, 'x') + "\r\n";
+}
+
+// An anonymous region at `base` holding `bytes`, captured whole.
+struct OneRegion {
+  std::string bytes;
+  Snapshot snapshot;
+  OneRegion(uint64_t base, std::string content) : bytes(std::move(content)) {
+    Region r;
+    r.start = base;
+    r.size = bytes.size();
+    r.captured = bytes.size();
+    r.perms.read = r.perms.write = true;
+    r.cls = RegionClass::Anonymous;
+    snapshot.regions.push_back(r);
+    snapshot.memory.push_back(
+        {base,
+         llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size())});
+  }
+};
+
+} // namespace
+
+TEST_CASE("region scan: packed blocks are found one by one, each up to the next") {
+  // Three 100,000-byte frames, each behind a 16-byte block header, then zeros.
+  const std::string header(16, '\x07');
+  const std::string frames[3] = {awsFrame(100000, 'a'), awsFrame(100000, 'b'),
+                                 awsFrame(100000, 'c')};
+  std::string bytes;
+  uint64_t offsets[3];
+  for (int i = 0; i < 3; ++i) {
+    bytes += header;
+    offsets[i] = bytes.size();
+    bytes += frames[i];
+  }
+  bytes += std::string(4096, '\0');
+  constexpr uint64_t kBase = 0x10000000;
+  OneRegion region(kBase, bytes);
+  AddressSpace memory(region.snapshot);
+  Analysis analysis = analyze(memory, AnalyzeOptions{});
+
+  REQUIRE(analysis.buffers.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    const Buffer &b = analysis.buffers[i];
+    INFO("frame " << i);
+    CHECK(b.allocation.address == kBase + offsets[i]);
+    CHECK(kindName(b.content.kind) == "aws-chunked");
+    CHECK(b.estimated);
+    CHECK(bufferSource(analysis, b) == "region-scan");
+    // Up to the next frame's start (its header included), or to the zeros after the last.
+    uint64_t expected = i < 2 ? offsets[i + 1] - offsets[i] : frames[i].size();
+    CHECK(b.allocation.size == expected);
+  }
+}
+
+TEST_CASE("region scan: a hit within 64 KiB of an estimated one is part of it") {
+  // A frame whose data holds, 1,000 bytes in, another frame's header: not a buffer of its own.
+  std::string outer = awsFrame(100000, 'a');
+  const std::string inner = awsFrame(70000, 'b').substr(0, 200);
+  outer.replace(1000, inner.size(), inner);
+  OneRegion region(0x20000000, outer + std::string(64, '\0'));
+  AddressSpace memory(region.snapshot);
+  Analysis analysis = analyze(memory, AnalyzeOptions{});
+  REQUIRE(analysis.buffers.size() == 1);
+  CHECK(analysis.buffers[0].allocation.address == 0x20000000);
+  CHECK(analysis.buffers[0].allocation.size == outer.size());
+}
