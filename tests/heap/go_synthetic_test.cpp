@@ -170,7 +170,7 @@ void checkTypicalHeap(const Walked &w, const char *version, const char *layout) 
   CHECK(large.state == AllocState::Used);
   CHECK(w.result.stats.used_count == 7);
   CHECK(w.result.stats.free_count == 1);
-  REQUIRE(w.result.areas.size() == 3);
+  REQUIRE(w.result.areas.size() == 4);
   CHECK(w.result.areas[0].kind == "spans");
   CHECK(w.result.areas[0].start == kArena);
   CHECK(w.result.areas[0].size == 18 * kPage);
@@ -179,6 +179,10 @@ void checkTypicalHeap(const Walked &w, const char *version, const char *layout) 
   CHECK(w.result.areas[1].size == 4 * kPage);
   CHECK(w.result.areas[2].kind == "runtime-spans");
   CHECK(w.result.areas[2].start == kArena + 22 * kPage);
+  // The rest of the arena is free pages (no span names them), which the region scan leaves alone.
+  CHECK(w.result.areas[3].kind == "free-pages");
+  CHECK(w.result.areas[3].start == w.result.areas[2].start + w.result.areas[2].size);
+  CHECK(w.result.areas[3].start + w.result.areas[3].size == kArena + (64 << 20));
 }
 
 } // namespace

@@ -21,6 +21,7 @@ constexpr unsigned kWarningsPerKind = 8;
 constexpr const char *kObjectSpans = "spans";
 constexpr const char *kGoroutineStacks = "goroutine-stacks";
 constexpr const char *kRuntimeSpans = "runtime-spans";
+constexpr const char *kFreePages = "free-pages";
 
 /// What a span's sweep generation says about its bits (mheap.go, the mspan comment): swept (or
 /// swept and cached), not yet swept (its marks are the last cycle's verdict), or being swept now.
@@ -137,16 +138,29 @@ private:
     page_budget_ -= kPagesPerArena;
     ++arenas_walked_;
     uint64_t previous = 0;
+    bool last_page_free = false;
     for (uint64_t page = 0; page < kPagesPerArena;) {
       uint64_t pointer = read64le(spans + 8 * page);
       // A span's pages all name it; only its first page starts it. Free pages may keep stale
       // pointers to span structs since reused: the start address decides.
-      if (pointer == 0 || pointer == previous) {
+      const uint64_t page_address = base + page * kPageSize;
+      // A page is free when its slot names no span, a span that does not start it (stale), a
+      // span no longer in use, or the span of the free page before it.
+      auto freePage = [&] {
+        addArea(kFreePages, page_address, kPageSize, base);
+        last_page_free = true;
+        ++page;
+      };
+      if (pointer == 0 || (pointer == previous && last_page_free)) {
+        freePage();
+        continue;
+      }
+      if (pointer == previous) {
         ++page;
         continue;
       }
       previous = pointer;
-      const uint64_t page_address = base + page * kPageSize;
+      last_page_free = false;
       Span s;
       if (!readSpan(memory_, layout_.span, pointer, s)) {
         uncaptured_.warn("go span " + hexAddress(pointer),
@@ -155,7 +169,7 @@ private:
         continue;
       }
       if (s.start != page_address || (s.state != kSpanInUse && s.state != kSpanManual)) {
-        ++page;
+        freePage();
         continue;
       }
       // A damaged span is skipped page by page: its page count is not believed either.
