@@ -197,16 +197,6 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
   CHECK(unclaimed_total < (2u << 20));
 }
 
-std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
 /// The file offset of `addr` in the core behind `snap`.
 uint64_t fileOffset(const Snapshot &snap, uint64_t addr) {
   AddressSpace memory(snap);
@@ -232,10 +222,8 @@ uint64_t readU64(const Snapshot &snap, uint64_t addr) {
 } // namespace
 
 TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
-  if (!canRunGcore()) {
-    WARN("gcore cannot attach here; skipped (the committed core covers the same ground)");
+  if (!gcoreOrSkipped())
     return;
-  }
   LiveProcess proc(fixtureProgram("glibc_truth"));
   std::string core = scratchDir("glibc_truth_live") + "/core";
   proc.gcore(core);
@@ -247,7 +235,7 @@ TEST_CASE("glibc walker finds every buffer of the committed glibc_truth core") {
   std::string core = unpackedFixture("cores/glibc_truth.core.xz");
   auto snap = open(core);
   checkAgainstManifest(*snap,
-                       readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
+                       readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl"));
 }
 
 TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
@@ -255,7 +243,7 @@ TEST_CASE("glibc walker survives a corrupted glibc_truth core") {
   auto clean = open(clean_path);
   Walked before = walk(*clean);
   REQUIRE(before.error.empty());
-  auto manifest = readManifest(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
+  auto manifest = readJsonLines(sourceDir() + "/fixtures/cores/glibc_truth.manifest.jsonl");
   auto find = [&](const std::string &how, uint64_t min_usable) -> const nlohmann::json & {
     for (const nlohmann::json &m : manifest)
       if (m.at("how") == how && m.at("usable_size").get<uint64_t>() >= min_usable)

@@ -19,34 +19,20 @@ namespace {
 class FakeProcess : public test::FakeMemory {
 public:
   void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
-    FakeMemory::addRegion(start, size);
-    files_[start] = file;
+    test::FakeRegion region;
+    region.file = file;
+    region.module = !file.empty();
+    FakeMemory::addRegion(start, size, region);
   }
 
   /// The snapshot over the regions as they are now (bytes are not copied).
   const Snapshot &snapshot() {
-    snap_ = Snapshot();
-    for (auto &[start, region] : regions()) {
-      region.bytes.resize(region.size);
-      Region r;
-      r.start = start;
-      r.size = region.size;
-      r.captured = region.size;
-      r.perms.read = r.perms.write = true;
-      auto file = files_.find(start);
-      r.backing_file = file == files_.end() ? "" : file->second;
-      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
-      snap_.regions.push_back(r);
-      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
-      if (!r.backing_file.empty())
-        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
-    }
-    return snap_;
+    snap_ = FakeMemory::snapshot();
+    return *snap_;
   }
 
 private:
-  std::map<uint64_t, std::string> files_;
-  Snapshot snap_;
+  std::unique_ptr<Snapshot> snap_;
 };
 
 const HeapWalker &walkerNamed(llvm::StringRef name) {

@@ -18,12 +18,7 @@ using namespace dumpsift::test;
 namespace {
 
 std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      lines.push_back(nlohmann::json::parse(line));
+  std::vector<nlohmann::json> lines = readJsonLines(path);
   REQUIRE(!lines.empty());
   return lines;
 }
@@ -122,10 +117,8 @@ TEST_CASE("the committed story core: every planted buffer at its exact address, 
 }
 
 TEST_CASE("a live story process dumped with gcore: every planted buffer found") {
-  if (!canRunGcore()) {
-    WARN("SKIPPED: gcore cannot attach here (not root and ptrace_scope >= 1)");
+  if (!gcoreOrSkipped())
     return;
-  }
   LiveProcess story(fixtureProgram("story"));
   std::string core = scratchDir("story-live") + "/story.core";
   story.gcore(core);
@@ -147,24 +140,4 @@ TEST_CASE("analyze reports validate against the JSON schema and are deterministi
                  sourceDir() + "/docs/report.schema.json' '" + dir + "/a.json'");
   INFO(v.out << v.err);
   CHECK(v.exit_code == 0);
-}
-
-TEST_CASE("the streamed report is the report tree's dump, byte for byte") {
-  std::string core = unpackedFixture("cores/story.core.xz");
-  auto snapshot = openDump(core);
-  if (!snapshot)
-    FAIL(core << ": " << llvm::toString(snapshot.takeError()));
-  AddressSpace memory(**snapshot);
-  for (uint64_t min_size : {uint64_t(65536), uint64_t(1) << 40}) { // many buffers, and none
-    INFO("min_size " << min_size);
-    AnalyzeOptions options;
-    options.min_size = min_size;
-    Analysis analysis = analyze(memory, options);
-    CHECK(analysis.buffers.empty() == (min_size > 65536));
-    std::string streamed;
-    llvm::raw_string_ostream out(streamed);
-    writeReportJson(**snapshot, analysis, nullptr, out);
-    out.flush();
-    CHECK(streamed == reportJson(**snapshot, analysis).dump(2) + "\n");
-  }
 }

@@ -1,71 +1,16 @@
-// Hand-laid process memory for the synthetic managed-heap tests and the fuzz seeds made from the
-// same shapes: regions that writes fill in, and the CoreCLR and Mono structures written field by
-// field from the layouts in docs/heap-managed.md (not from the walkers' own tables). Header-only
-// and free of Catch2, so tests/fuzz/make_seeds.cpp can use it too.
+// The CoreCLR and Mono structures of the synthetic managed-heap tests and of the fuzz seeds made
+// from the same shapes, written field by field into a FakeMemory (byte_builder.h) from the layouts
+// in docs/heap-managed.md, not from the walkers' own tables. Header-only and free of Catch2, so
+// tests/fuzz/make_seeds.cpp can use it too.
 #pragma once
 
-#include "llvm/ADT/StringExtras.h"
+#include "support/byte_builder.h"
+
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/Twine.h"
-#include "llvm/Support/ErrorHandling.h"
 
 #include <cstdint>
-#include <cstring>
-#include <iterator>
-#include <map>
-#include <string>
-#include <vector>
 
 namespace dumpsift::test {
-
-/// Regions of memory under construction. Each region (a Block) has a size; its bytes are those
-/// written so far, up to the last one (reads of a region past them see zeros, or nothing: the user
-/// decides).
-class FakeMemory {
-public:
-  /// Adds the region [start, start + size), replacing one at the same start.
-  void addRegion(uint64_t start, uint64_t size) {
-    if (regions_.count(start) == 0)
-      added_.push_back(start);
-    regions_[start] = Block{size, {}};
-  }
-
-  void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
-  void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
-  void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
-  void putBytes(uint64_t addr, llvm::StringRef s) {
-    std::memcpy(at(addr, s.size()), s.data(), s.size());
-  }
-
-  struct Block {
-    uint64_t size = 0;
-    std::vector<uint8_t> bytes; // written so far: at most `size`
-  };
-  /// The regions by start address.
-  std::map<uint64_t, Block> &regions() { return regions_; }
-  const std::map<uint64_t, Block> &regions() const { return regions_; }
-  /// The regions' start addresses in the order they were first added.
-  const std::vector<uint64_t> &addedOrder() const { return added_; }
-
-private:
-  /// The bytes at [addr, addr + len), which one region must hold (anything else is a bug in the
-  /// test, and ends the program with a message).
-  uint8_t *at(uint64_t addr, uint64_t len) {
-    auto it = regions_.upper_bound(addr);
-    if (it == regions_.begin() || addr - std::prev(it)->first + len > std::prev(it)->second.size)
-      llvm::report_fatal_error(llvm::Twine("FakeMemory: no region holds the write at 0x") +
-                               llvm::utohexstr(addr));
-    --it;
-    Block &r = it->second;
-    const uint64_t end = addr - it->first + len;
-    if (r.bytes.size() < end)
-      r.bytes.resize(end);
-    return r.bytes.data() + (addr - it->first);
-  }
-
-  std::map<uint64_t, Block> regions_;
-  std::vector<uint64_t> added_;
-};
 
 // --- CoreCLR ---------------------------------------------------------------------------------
 

@@ -20,6 +20,15 @@ std::string scratchDir(const std::string &name);
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
 
+/// For a test that needs what this machine may lack (gcore, a runtime, its fixtures): true when
+/// `available`. Otherwise, outside CI, a visible "SKIPPED: <why>" warning and false (the caller
+/// returns); under CI (the environment variable CI set) the test fails with `why`: CI never passes
+/// a test by skipping it.
+bool availableOrSkipped(bool available, const std::string &why);
+
+/// availableOrSkipped(canRunGcore(), ...): for the tests that dump a live process.
+bool gcoreOrSkipped();
+
 /// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
 class LiveProcess {
@@ -47,6 +56,19 @@ struct CommandResult {
   std::string err;
 };
 CommandResult runCommand(const std::string &command_line);
+
+/// `dumpsift ARGS` (already quoted as needed), run from `dir` (so that relative paths in its
+/// messages stay short), with the command and its result in the test's log.
+CommandResult runTool(const std::string &dir, const std::string &args);
+
+/// The JSON object on each non-empty line of the file at `path` (REQUIREs it is readable).
+std::vector<nlohmann::json> readJsonLines(const std::string &path);
+
+/// sha256sum's digest of the file at `path`: a SHA-256 independent of the code under test.
+std::string sha256sum(const std::string &path);
+
+/// The names in `dir`, sorted.
+std::vector<std::string> listDir(const std::string &dir);
 
 /// The whole file as bytes (REQUIREs it is readable).
 std::vector<uint8_t> readFileBytes(const std::string &path);

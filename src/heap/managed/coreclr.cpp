@@ -97,18 +97,18 @@ private:
         memory_.tryView(mt, std::max<uint64_t>(layout_.element_type_offset, 0x18) + 8);
     if (!p && !(p = memory_.tryView(mt, layout_.parent_offset + 8)))
       return info;
-    info.flags = load32(p);
-    info.base_size = load32(p + 4);
+    info.flags = read32le(p);
+    info.base_size = read32le(p + 4);
     info.component = (info.flags & kHasComponentSize) != 0;
     if (layout_.free_method_table
             ? mt == layout_.free_method_table
             : info.flags == kFreeObjectFlags && info.base_size == kArrayBaseSize &&
-                  load64(p + layout_.parent_offset) == 0) {
+                  read64le(p + layout_.parent_offset) == 0) {
       info.valid = info.free = true;
       info.component_size = 1;
       return info;
     }
-    uint64_t parent = load64(p + layout_.parent_offset);
+    uint64_t parent = read64le(p + layout_.parent_offset);
     if (info.component) {
       info.component_size = info.flags & 0xFFFF;
       info.array = (info.flags & kCategoryArrayMask) == kCategoryArray;
@@ -121,7 +121,7 @@ private:
           return info;
         if (layout_.element_type_offset + 8 <= 0x40) {
           if (const uint8_t *e = memory_.tryView(mt + layout_.element_type_offset, 8))
-            info.element_type = load64(e);
+            info.element_type = read64le(e);
         }
       } else if (info.base_size < 20 || info.base_size > 64) { // strings: 22 (.NET Core)
         return info;
@@ -181,7 +181,8 @@ private:
   uint64_t objectSize(const uint8_t *obj, const MtInfo &mt) const {
     if (!mt.component)
       return mt.base_size;
-    return uint64_t(mt.base_size) + uint64_t(load32(obj + kArrayLengthOffset)) * mt.component_size;
+    return uint64_t(mt.base_size) +
+           uint64_t(read32le(obj + kArrayLengthOffset)) * mt.component_size;
   }
 
   /// The MethodTable of a plausible object at `p` (inside a range ending at `end`), or an invalid
@@ -190,7 +191,7 @@ private:
     size = 0;
     if (end - p < 16)
       return {};
-    uint64_t mt = load64(p) & ~uint64_t(7);
+    uint64_t mt = read64le(p) & ~uint64_t(7);
     if (mt == 0 || !bounds_.contains(mt))
       return {};
     MtInfo info = mts_.get(mt);
@@ -199,7 +200,7 @@ private:
     size = objectSize(p, info);
     if (size > kMaxObjectSize || alignUp8(size) > uint64_t(end - p))
       return {};
-    if (strict && info.array && load32(p + kArrayLengthOffset + 4) != 0)
+    if (strict && info.array && read32le(p + kArrayLengthOffset + 4) != 0)
       return {};
     return info;
   }
@@ -229,13 +230,13 @@ void CoreClrWalk::findSegments() {
   for (const ScanRange &r : heapCandidateRanges(memory_)) {
     for (uint64_t off = 0; off + 48 <= r.size; off += 8) {
       const uint8_t *w = r.bytes + off;
-      uint64_t mem = load64(w + 32);
+      uint64_t mem = read64le(w + 32);
       if (mem == 0 || (mem & 7) != 0)
         continue;
-      uint64_t allocated = load64(w);
+      uint64_t allocated = read64le(w);
       if (allocated <= mem)
         continue;
-      uint64_t committed = load64(w + 8), reserved = load64(w + 16), flags = load64(w + 40);
+      uint64_t committed = read64le(w + 8), reserved = read64le(w + 16), flags = read64le(w + 40);
       if (committed < allocated || reserved < committed || flags >= 0x10000 ||
           reserved - mem > (uint64_t(1) << 40))
         continue;
@@ -282,7 +283,7 @@ void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo
     return;
   if (info.array)
     array_mts_.emplace(mt, info);
-  found_.push_back({addr, size, mt, load32(obj + kArrayLengthOffset), area, info.free, loh});
+  found_.push_back({addr, size, mt, read32le(obj + kArrayLengthOffset), area, info.free, loh});
 }
 
 void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
@@ -300,7 +301,7 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
   bool warned = false;
   const uint8_t *p = base;
   while (end - p >= 16) {
-    uint64_t word = load64(p);
+    uint64_t word = read64le(p);
     if (word == 0) { // allocation-context gap: zeroed memory not yet handed out
       p += 8;
       continue;
@@ -326,7 +327,7 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
         continue;
       const uint8_t *next = p + alignUp8(size);
       uint64_t nsize;
-      if (next == end || load64(next) == 0 || objectAt(next, end, false, nsize).valid)
+      if (next == end || read64le(next) == 0 || objectAt(next, end, false, nsize).valid)
         break;
     }
   }
@@ -357,11 +358,11 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
       area = static_cast<uint32_t>(areas_.size());
       areas_.push_back({"gc-heap", range.start, range.size, 0});
     }
-    record(range.start + (p - base), size, load64(p) & ~uint64_t(7), info, p, *area,
+    record(range.start + (p - base), size, read64le(p) & ~uint64_t(7), info, p, *area,
            size >= kLohThreshold);
     chain_next = next;
     p = next;
-    while (end - p >= 8 && load64(p) == 0) // a gap keeps the chain: zeroed, never-used memory
+    while (end - p >= 8 && read64le(p) == 0) // a gap keeps the chain: zeroed, never-used memory
       p += 8;
     if (p != next)
       chain_next = nullptr;
@@ -494,13 +495,13 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
       continue;
     for (uint64_t off = 0; off + 40 <= m.bytes.size(); off += 8) {
       const uint8_t *p = m.bytes.data() + off;
-      if (load64(p) != kContractMagic)
+      if (read64le(p) != kContractMagic)
         continue;
       uint64_t at = m.start + off;
-      uint32_t flags = load32(p + 8), json_size = load32(p + 12);
-      uint64_t json_addr = load64(p + 16);
-      uint32_t pointer_count = load32(p + 24);
-      uint64_t pointers = load64(p + 32);
+      uint32_t flags = read32le(p + 8), json_size = read32le(p + 12);
+      uint64_t json_addr = read64le(p + 16);
+      uint32_t pointer_count = read32le(p + 24);
+      uint64_t pointers = read64le(p + 32);
       // The JSON is copied out of the dump: never more than the dump holds.
       if ((flags & 1) == 0 || (flags & 2) != 0 || json_size == 0 || json_size > (16u << 20) ||
           json_size > captured)
