@@ -394,7 +394,7 @@ std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint
     return std::nullopt;
   std::vector<llvm::UTF16> units(bytes->size() / 2);
   for (size_t i = 0; i < units.size(); ++i)
-    units[i] = static_cast<llvm::UTF16>((*bytes)[2 * i] | (*bytes)[2 * i + 1] << 8);
+    units[i] = llvm::support::endian::read16le(bytes->data() + 2 * i);
   std::string out;
   if (llvm::convertUTF16ToUTF8String(units, out))
     return out;
