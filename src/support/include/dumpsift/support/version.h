@@ -7,7 +7,7 @@ namespace dumpsift {
 
 inline constexpr const char *kToolName = "dumpsift";
 
-/// The project's version, as CMakeLists.txt declares it ("0.1.0").
+/// The project's version, as CMakeLists.txt declares it in project(... VERSION ...).
 llvm::StringRef toolVersion();
 
 /// The analysis report's schema_version (docs/report-schema.md): bumped whenever a field changes
