@@ -1,7 +1,6 @@
 #include "dumpsift/analysis/analysis.h"
 
 #include "dumpsift/support/bytes.h"
-#include "dumpsift/support/hex.h"
 #include "parallel.h"
 #include "region_scan.h"
 
@@ -306,7 +305,10 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
               "off: HeapAlloc'd memory was not examined");
 
   // 2. Memory no walker claims: find content by signature.
-  analysis.unclaimed = unclaimedMemory(memory, analysis.heaps);
+  std::vector<HeapArea> claimed;
+  for (const HeapWalkResult &h : analysis.heaps)
+    claimed.insert(claimed.end(), h.areas.begin(), h.areas.end());
+  analysis.unclaimed = unclaimedRanges(memory.snapshot(), claimed);
   if (options.region_scan) {
     scanUnclaimed(memory, analysis.unclaimed, options, progress, [&](Buffer b) {
       if (passesSizeAndState(options, b.allocation))

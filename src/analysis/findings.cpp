@@ -7,7 +7,7 @@
 
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/support/bytes.h"
-#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "parallel.h"
 
 #include "llvm/Support/xxhash.h"
@@ -46,25 +46,13 @@ constexpr uint64_t kMinPoolBucket = 4096;
 /// The Go runtime's page: a large object (over 32 KiB) takes whole pages.
 constexpr uint64_t kGoPageSize = 8192;
 
-/// 135152 -> "135,152".
-std::string commas(uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 /// A power of two in words: "1 MiB", "128 KiB" ("512 bytes" under 1 KiB).
 std::string powerLabel(uint64_t p) {
   if (p >= (1u << 20) && p % (1u << 20) == 0)
     return std::to_string(p >> 20) + " MiB";
   if (p >= 1024 && p % 1024 == 0)
     return std::to_string(p >> 10) + " KiB";
-  return commas(p) + " bytes";
+  return groupedDigits(p) + " bytes";
 }
 
 /// The unsigned value of detail `key`, or 0.
@@ -239,7 +227,7 @@ void reportDuplicates(const Context &ctx, const std::vector<std::vector<size_t>>
     f.bytes = (count - 1) * size;
     f.addresses = addressesOf(ctx, set);
     f.numbers = {{"count", count}, {"size", size}, {"total_bytes", count * size}};
-    f.explanation = std::to_string(count) + " buffers of " + commas(size) +
+    f.explanation = std::to_string(count) + " buffers of " + groupedDigits(size) +
                     " bytes hold the same " + contentWords(first) + ": " +
                     std::to_string(count - 1) + " redundant " +
                     (count == 2 ? "copy wastes " : "copies waste ") + humanBytes(f.bytes);
@@ -401,8 +389,8 @@ void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
         }
       }
       f.explanation =
-          "a buffer grew " + factorWords(factor) + " at a time from " + commas(first_size) +
-          " to " + commas(final_size) + " bytes and left " + std::to_string(run.size() - 1) +
+          "a buffer grew " + factorWords(factor) + " at a time from " + groupedDigits(first_size) +
+          " to " + groupedDigits(final_size) + " bytes and left " + std::to_string(run.size() - 1) +
           " outgrown arrays behind, each holding the start of the same " + kind +
           " stream: " + humanBytes(f.bytes) + " wasted (" + humanBytes(total) + " in all)";
       // The analysis keeps nothing under --min-size: say so when the trail may go on below it.
@@ -410,7 +398,7 @@ void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
       if (previous >= kChainHeadBytes &&
           previous < static_cast<double>(ctx.analysis.options.min_size))
         f.explanation += "; smaller arrays, if any, are under --min-size " +
-                         commas(ctx.analysis.options.min_size);
+                         groupedDigits(ctx.analysis.options.min_size);
       out.push_back(std::move(f));
     }
   }
@@ -434,8 +422,8 @@ void findZeroFilled(const Context &ctx, std::vector<Finding> &out) {
     f.addresses = addressesOf(ctx, members);
     f.numbers = {{"count", count}, {"size", size}};
     f.explanation =
-        (count == 1 ? "a buffer of " + commas(size) + " bytes is"
-                    : std::to_string(count) + " buffers of " + commas(size) + " bytes are") +
+        (count == 1 ? "a buffer of " + groupedDigits(size) + " bytes is"
+                    : std::to_string(count) + " buffers of " + groupedDigits(size) + " bytes are") +
         " entirely zero: " + humanBytes(f.bytes) +
         " holding nothing (pool buffers rented and returned, or memory allocated ahead of need)";
     if (count >= kManySameSize)
@@ -475,13 +463,14 @@ void findZeroTails(const Context &ctx, std::vector<Finding> &out) {
     f.numbers = {{"count", count}, {"size", size}, {"content_bytes", content}};
     uint64_t unused_percent = tail_bytes * 100 / (count * size);
     if (count == 1)
-      f.explanation = "a buffer of " + commas(size) + " bytes holds " + commas(content) +
-                      " bytes of " + contentWords(ctx.buffer(members.front())) + " and then " +
-                      commas(tail_bytes) + " zero bytes: its capacity is far beyond its content (" +
-                      std::to_string(unused_percent) + "% unused)";
+      f.explanation =
+          "a buffer of " + groupedDigits(size) + " bytes holds " + groupedDigits(content) +
+          " bytes of " + contentWords(ctx.buffer(members.front())) + " and then " +
+          groupedDigits(tail_bytes) + " zero bytes: its capacity is far beyond its content (" +
+          std::to_string(unused_percent) + "% unused)";
     else
-      f.explanation = std::to_string(count) + " buffers of " + commas(size) +
-                      " bytes hold at most " + commas(largest) +
+      f.explanation = std::to_string(count) + " buffers of " + groupedDigits(size) +
+                      " bytes hold at most " + groupedDigits(largest) +
                       " bytes of content each and then " + "zeros: " + humanBytes(tail_bytes) +
                       " of capacity far beyond the content (" + std::to_string(unused_percent) +
                       "% unused)";
@@ -558,7 +547,7 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
       note_threshold(kMmapThreshold);
       uint64_t chunk = a.chunk_size ? a.chunk_size : a.size + 16;
       meaning.push_back("just over glibc's 128 KiB mmap threshold, so each is its own mmap of " +
-                        commas(chunk) + " bytes, unmapped again on free");
+                        groupedDigits(chunk) + " bytes, unmapped again on free");
     }
     if (requests.contains(kS3ChunkFrame) && (requests.exact() || holds_aws)) {
       note_threshold(kS3ChunkFrame);
@@ -570,9 +559,10 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
                           : 0; // no power of two above: bit_ceil would overflow
     if (bucket >= kMinPoolBucket && requests.contains(bucket)) {
       note_threshold(bucket);
-      what.push_back(powerLabel(bucket) + " (" + commas(bucket) + "-byte) " + noun);
-      meaning.push_back(commas(bucket) + " bytes is a power-of-two pool bucket (ArrayPool-style "
-                                         "pools round requests up to a power of two)");
+      what.push_back(powerLabel(bucket) + " (" + groupedDigits(bucket) + "-byte) " + noun);
+      meaning.push_back(groupedDigits(bucket) +
+                        " bytes is a power-of-two pool bucket (ArrayPool-style "
+                        "pools round requests up to a power of two)");
     }
     if (!threshold)
       continue;
@@ -582,7 +572,7 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
     f.bytes = count * a.size;
     f.addresses = addressesOf(ctx, members);
     f.numbers = {{"count", count}, {"size", a.size}, {"threshold", threshold}};
-    f.explanation = std::to_string(count) + " buffers of " + commas(a.size) + " bytes";
+    f.explanation = std::to_string(count) + " buffers of " + groupedDigits(a.size) + " bytes";
     for (size_t k = 0; k < what.size(); ++k)
       f.explanation += (k == 0 ? " are " : " and ") + what[k];
     for (size_t k = 0; k < meaning.size(); ++k)
@@ -610,7 +600,7 @@ void findManySameSize(const Context &ctx, std::vector<Finding> &out) {
     f.numbers = {{"count", count}, {"size", key.first}};
     std::string kind = key.second == ContentKind::Unknown ? std::string("unrecognised data")
                                                           : kindName(key.second).str();
-    f.explanation = std::to_string(count) + " buffers of " + commas(key.first) +
+    f.explanation = std::to_string(count) + " buffers of " + groupedDigits(key.first) +
                     " bytes all hold " + kind + " (" + humanBytes(f.bytes) +
                     "): likely one code path allocating a buffer per request, or a pool holding "
                     "them";

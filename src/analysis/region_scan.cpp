@@ -9,28 +9,14 @@ namespace dumpsift {
 
 namespace {
 
-constexpr ContentKind kScanKinds[] = {
-    ContentKind::Jpeg, ContentKind::Png,  ContentKind::Gif,
-    ContentKind::Webp, ContentKind::Gzip, ContentKind::Zstd,
-    ContentKind::Zip,  ContentKind::Pdf,  ContentKind::AwsChunked};
-
-bool isScanKind(ContentKind kind) {
-  return std::find(std::begin(kScanKinds), std::end(kScanKinds), kind) != std::end(kScanKinds);
-}
-
-bool isHexDigit(uint8_t c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-// The byte that can start each scanned format, so the scan tests a sniffer only on a candidate.
-struct FirstByteTable {
-  std::array<bool, 256> candidate{};
-  FirstByteTable() {
-    for (int c : {0xFF, 0x89, int('G'), int('R'), 0x1F, 0x28, int('P'), int('%')})
-      candidate[static_cast<size_t>(c)] = true;
-    for (int c = 0; c < 256; ++c) // aws-chunked starts with a hex chunk size
-      if (isHexDigit(static_cast<uint8_t>(c)))
-        candidate[static_cast<size_t>(c)] = true;
+/// For each byte value, the sniffers whose content can start with it (Sniffer::scanLeadBytes), in
+/// the registry's priority order: the scan tries a sniffer only where its content can start.
+struct LeadByteTable {
+  std::array<std::vector<const Sniffer *>, 256> by_lead;
+  LeadByteTable() {
+    for (const auto &sniffer : sniffers())
+      for (char lead : sniffer->scanLeadBytes())
+        by_lead[static_cast<uint8_t>(lead)].push_back(sniffer.get());
   }
 };
 
@@ -55,8 +41,7 @@ constexpr uint64_t kNestedWindow = 64 * 1024;
 // Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
 void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
                const std::function<void(Buffer)> &emit) {
-  static const FirstByteTable table;
-  const auto &all = sniffers();
+  static const LeadByteTable table;
   // The last hit whose extent is an estimate, until the next hit or its estimated end closes it.
   std::optional<Buffer> open;
   uint64_t open_end = 0;
@@ -70,15 +55,16 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
   while (i < bytes.size()) {
     if (open && i >= open_end)
       close(open_end);
-    if (!table.candidate[bytes[i]]) {
+    const std::vector<const Sniffer *> &candidates = table.by_lead[bytes[i]];
+    if (candidates.empty()) {
       ++i;
       continue;
     }
     llvm::ArrayRef<uint8_t> rest = bytes.drop_front(i);
     llvm::ArrayRef<uint8_t> head = rest.take_front(Sniffer::kHeadBytes);
     std::optional<SniffResult> hit;
-    for (const auto &sniffer : all) {
-      if (!isScanKind(sniffer->kind()) || !sniffer->quickCheck(head))
+    for (const Sniffer *sniffer : candidates) {
+      if (!sniffer->quickCheck(head))
         continue;
       hit = sniffer->validate(rest);
       if (hit)
@@ -120,41 +106,6 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
 }
 
 } // namespace
-
-std::vector<UnclaimedRange> unclaimedMemory(const AddressSpace &memory,
-                                            const std::vector<HeapWalkResult> &heaps) {
-  std::vector<std::pair<uint64_t, uint64_t>> claimed; // [start, end)
-  for (const HeapWalkResult &h : heaps)
-    for (const HeapArea &a : h.areas)
-      claimed.emplace_back(a.start, a.start + a.size);
-  std::sort(claimed.begin(), claimed.end());
-
-  std::vector<UnclaimedRange> out;
-  const Snapshot &snap = memory.snapshot();
-  size_t ci = 0;
-  for (const MemoryRange &m : snap.memory) {
-    const Region *region = memory.regionContaining(m.start);
-    if (!region || (region->cls != RegionClass::Heap && region->cls != RegionClass::Anonymous))
-      continue;
-    uint64_t cursor = m.start;
-    uint64_t end = std::min(m.end(), region->end());
-    while (ci < claimed.size() && claimed[ci].second <= cursor)
-      ++ci;
-    for (size_t j = ci; cursor < end; ++j) {
-      uint64_t next_claim = j < claimed.size() ? claimed[j].first : UINT64_MAX;
-      if (next_claim > cursor) {
-        uint64_t gap_end = std::min(end, next_claim);
-        out.push_back({cursor, gap_end - cursor, region->cls});
-        cursor = gap_end;
-      }
-      if (j < claimed.size())
-        cursor = std::max(cursor, std::min(end, claimed[j].second));
-      else
-        break;
-    }
-  }
-  return out;
-}
 
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
                    const AnalyzeOptions &options, ProgressFn progress,

@@ -12,6 +12,7 @@
 // Every count read from the file is bounded by the file size before anything is allocated for it,
 // and every per-item warning kind is rate-limited, so hostile input costs time and memory linear
 // in the file size at most.
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "readers.h"
 
@@ -96,11 +97,6 @@ std::string archName(unsigned machine) {
   return "machine-" + std::to_string(machine);
 }
 
-/// An error carrying `message` (no error code worth keeping).
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::make_error<llvm::StringError>(message, llvm::inconvertibleErrorCode());
-}
-
 /// True when [offset, offset + len) lies inside a buffer of `size` bytes; never overflows.
 bool fits(uint64_t size, uint64_t offset, uint64_t len) {
   return offset <= size && len <= size - offset;
@@ -118,18 +114,6 @@ std::string fixedString(ArrayRef<uint8_t> bytes) {
 bool isAnonymousSharedPath(StringRef path) {
   return path == "/dev/zero (deleted)" || path == "/dev/zero" || path.startswith("/SYSV") ||
          path.startswith("/memfd:");
-}
-
-/// Lowercase hex of `bytes`.
-std::string hexString(ArrayRef<uint8_t> bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
 }
 
 /// The captured bytes [addr, addr + len) when they lie in one memory range of `memory` (sorted by
@@ -235,35 +219,39 @@ private:
     const Elf_Ehdr &header = elf_.getHeader();
     uint64_t count = header.e_phnum;
     if (count == 0)
-      return fail("no program headers (e_phnum is 0)");
+      return createError("no program headers (e_phnum is 0)");
     if (header.e_phentsize != sizeof(Elf_Phdr))
-      return fail("e_phentsize is " + llvm::Twine(unsigned(header.e_phentsize)) + ", expected " +
-                  llvm::Twine(unsigned(sizeof(Elf_Phdr))));
+      return createError("e_phentsize is " + llvm::Twine(unsigned(header.e_phentsize)) +
+                         ", expected " + llvm::Twine(unsigned(sizeof(Elf_Phdr))));
     if (count == kPnXnum) {
       // The real count is in sh_info of section header 0.
       uint64_t shoff = header.e_shoff;
       if (shoff == 0)
-        return fail("e_phnum is PN_XNUM (0xffff) but there is no section header 0 to hold the "
-                    "real count (e_shoff is 0)");
+        return createError(
+            "e_phnum is PN_XNUM (0xffff) but there is no section header 0 to hold the "
+            "real count (e_shoff is 0)");
       if (header.e_shentsize != sizeof(Elf_Shdr))
-        return fail("e_phnum is PN_XNUM (0xffff) but e_shentsize is " +
-                    llvm::Twine(unsigned(header.e_shentsize)));
+        return createError("e_phnum is PN_XNUM (0xffff) but e_shentsize is " +
+                           llvm::Twine(unsigned(header.e_shentsize)));
       if (!fits(file_.size(), shoff, sizeof(Elf_Shdr)))
-        return fail("e_phnum is PN_XNUM (0xffff) but section header 0 (at offset 0x" +
-                    llvm::Twine::utohexstr(shoff) + ") lies past the end of the file");
+        return createError("e_phnum is PN_XNUM (0xffff) but section header 0 (at offset 0x" +
+                           llvm::Twine::utohexstr(shoff) + ") lies past the end of the file");
       const auto *sh0 = reinterpret_cast<const Elf_Shdr *>(file_.data() + shoff);
       count = sh0->sh_info;
       if (count == 0)
-        return fail("e_phnum is PN_XNUM (0xffff) and section header 0 gives 0 program headers");
+        return createError(
+            "e_phnum is PN_XNUM (0xffff) and section header 0 gives 0 program headers");
     }
     uint64_t phoff = header.e_phoff;
     if (phoff >= file_.size())
-      return fail("program header table offset 0x" + llvm::Twine::utohexstr(phoff) +
-                  " lies past the end of the file (" + llvm::Twine(file_.size()) + " bytes)");
+      return createError("program header table offset 0x" + llvm::Twine::utohexstr(phoff) +
+                         " lies past the end of the file (" + llvm::Twine(file_.size()) +
+                         " bytes)");
     uint64_t available = (file_.size() - phoff) / sizeof(Elf_Phdr);
     if (available == 0)
-      return fail("program header table at offset 0x" + llvm::Twine::utohexstr(phoff) +
-                  " is cut off by the end of the file (" + llvm::Twine(file_.size()) + " bytes)");
+      return createError("program header table at offset 0x" + llvm::Twine::utohexstr(phoff) +
+                         " is cut off by the end of the file (" + llvm::Twine(file_.size()) +
+                         " bytes)");
     if (count > available) {
       snap_.diagnostics.warn("program header table",
                              "holds " + std::to_string(count) + " entries but only " +
@@ -670,7 +658,7 @@ private:
           StringRef(reinterpret_cast<const char *>(notes.data() + name_at), 4) ==
               StringRef("GNU\0", 4) &&
           descsz > 0 && descsz <= kMaxBuildIdBytes)
-        return hexString(notes.slice(desc_at, descsz));
+        return llvm::toHex(notes.slice(desc_at, descsz), /*LowerCase=*/true);
       pos = desc_at + llvm::alignTo(descsz, 4);
     }
     return {};
@@ -779,9 +767,9 @@ template <class ELFT> llvm::Error readAs(Snapshot &snapshot) {
   auto elf = llvm::object::ELFFile<ELFT>::create(bytes);
   if (!elf) {
     llvm::consumeError(elf.takeError());
-    return fail("truncated ELF header: the file has " + llvm::Twine(bytes.size()) +
-                " bytes, an ELF" + llvm::Twine(ELFT::Is64Bits ? 64 : 32) + " header needs " +
-                llvm::Twine(unsigned(sizeof(typename ELFT::Ehdr))));
+    return createError("truncated ELF header: the file has " + llvm::Twine(bytes.size()) +
+                       " bytes, an ELF" + llvm::Twine(ELFT::Is64Bits ? 64 : 32) + " header needs " +
+                       llvm::Twine(unsigned(sizeof(typename ELFT::Ehdr))));
   }
   ElfCoreReader<ELFT> reader(snapshot, *elf);
   return reader.read();
@@ -792,21 +780,22 @@ template <class ELFT> llvm::Error readAs(Snapshot &snapshot) {
 llvm::Error readElfCore(Snapshot &snapshot) {
   StringRef bytes = snapshot.file->getBuffer();
   if (bytes.size() < llvm::ELF::EI_NIDENT)
-    return fail("truncated ELF header: the file has " + llvm::Twine(bytes.size()) + " bytes");
+    return createError("truncated ELF header: the file has " + llvm::Twine(bytes.size()) +
+                       " bytes");
   uint8_t cls = bytes[llvm::ELF::EI_CLASS];
   uint8_t data = bytes[llvm::ELF::EI_DATA];
   bool little = data == llvm::ELF::ELFDATA2LSB;
   if (data != llvm::ELF::ELFDATA2LSB && data != llvm::ELF::ELFDATA2MSB)
-    return fail("unknown ELF data encoding " + llvm::Twine(unsigned(data)) +
-                " (expected 1 for little or 2 for big endian)");
+    return createError("unknown ELF data encoding " + llvm::Twine(unsigned(data)) +
+                       " (expected 1 for little or 2 for big endian)");
   if (cls == llvm::ELF::ELFCLASS64)
     return little ? readAs<llvm::object::ELF64LE>(snapshot)
                   : readAs<llvm::object::ELF64BE>(snapshot);
   if (cls == llvm::ELF::ELFCLASS32)
     return little ? readAs<llvm::object::ELF32LE>(snapshot)
                   : readAs<llvm::object::ELF32BE>(snapshot);
-  return fail("unknown ELF class " + llvm::Twine(unsigned(cls)) +
-              " (expected 1 for 32-bit or 2 for 64-bit)");
+  return createError("unknown ELF class " + llvm::Twine(unsigned(cls)) +
+                     " (expected 1 for 32-bit or 2 for 64-bit)");
 }
 
 } // namespace dumpsift::detail

@@ -24,6 +24,7 @@
 #include "readers.h"
 
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <limits>
@@ -81,12 +82,6 @@ const Module *moduleContaining(const std::vector<Module> &modules, uint64_t addr
     return nullptr;
   --it;
   return addr < it->end ? &*it : nullptr;
-}
-
-// The last path component, for either separator.
-std::string baseName(llvm::StringRef path) {
-  size_t slash = path.find_last_of("/\\");
-  return (slash == llvm::StringRef::npos ? path : path.substr(slash + 1)).str();
 }
 
 // Region for one LinuxMaps line.
@@ -276,10 +271,14 @@ llvm::Error readMinidump(Snapshot &snapshot) {
     }
   }
   if (snapshot.process.name.empty()) {
+    // Windows paths take either separator; elsewhere '\\' and ':' may be part of a name
+    // ("nginx: worker process").
+    const auto style = snapshot.system.os == "windows" ? llvm::sys::path::Style::windows
+                                                       : llvm::sys::path::Style::posix;
     if (!argv0.empty())
-      snapshot.process.name = baseName(argv0);
+      snapshot.process.name = llvm::sys::path::filename(argv0, style).str();
     else if (!snapshot.modules.empty()) // the first module is the main executable
-      snapshot.process.name = baseName(snapshot.modules.front().path);
+      snapshot.process.name = llvm::sys::path::filename(snapshot.modules.front().path, style).str();
   }
   std::vector<Module> modules_by_start = snapshot.modules;
   std::sort(modules_by_start.begin(), modules_by_start.end(),

@@ -2,8 +2,10 @@
 // system and misc info. See minidump_streams.h for the contracts.
 #include "minidump_streams.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/Minidump.h"
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Endian.h"
@@ -86,18 +88,15 @@ std::string streamWhere(uint32_t type) {
 }
 
 llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &diags) {
-  auto fail = [](const std::string &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
-  };
   const md::Header *header = viewAs<md::Header>(file, 0);
   if (!header)
-    return fail("truncated minidump header (" + num(file.size()) + " of " +
-                num(sizeof(md::Header)) + " bytes)");
+    return createError("truncated minidump header (" + num(file.size()) + " of " +
+                       num(sizeof(md::Header)) + " bytes)");
   if (header->Signature != md::Header::MagicSignature)
-    return fail("not a minidump (signature is not MDMP)");
+    return createError("not a minidump (signature is not MDMP)");
   if ((header->Version & 0xffff) != md::Header::MagicVersion)
-    return fail("unsupported minidump version " + hexAddress(header->Version & 0xffff) +
-                " (expected 0xa793)");
+    return createError("unsupported minidump version " + hexAddress(header->Version & 0xffff) +
+                       " (expected 0xa793)");
 
   Directory dir;
   dir.version = header->Version;
@@ -108,12 +107,12 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
   if (declared == 0)
     return dir;
   if (dir_rva >= file.size())
-    return fail("stream directory at " + hexAddress(dir_rva) + " lies past the end of the file (" +
-                num(file.size()) + " bytes)");
+    return createError("stream directory at " + hexAddress(dir_rva) +
+                       " lies past the end of the file (" + num(file.size()) + " bytes)");
   uint64_t fits = (file.size() - dir_rva) / sizeof(md::Directory);
   if (fits == 0)
-    return fail("stream directory at " + hexAddress(dir_rva) +
-                " is cut short by the end of the file");
+    return createError("stream directory at " + hexAddress(dir_rva) +
+                       " is cut short by the end of the file");
   uint64_t count = declared;
   if (count > fits) {
     diags.warn("minidump directory", "claims " + num(declared) + " streams, the file holds only " +
@@ -396,7 +395,7 @@ std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint
     return std::nullopt;
   std::vector<llvm::UTF16> units(bytes->size() / 2);
   for (size_t i = 0; i < units.size(); ++i)
-    units[i] = static_cast<llvm::UTF16>((*bytes)[2 * i] | (*bytes)[2 * i + 1] << 8);
+    units[i] = llvm::support::endian::read16le(bytes->data() + 2 * i);
   std::string out;
   if (llvm::convertUTF16ToUTF8String(units, out))
     return out;
@@ -416,30 +415,21 @@ std::string buildIdFromCodeView(ArrayRef<uint8_t> record) {
   if (record.size() < 4)
     return "";
   const uint32_t signature = read32(record, 0);
-  std::string hex;
-  auto appendByte = [&](uint8_t b) {
-    char buf[4];
-    std::snprintf(buf, sizeof buf, "%02x", unsigned(b));
-    hex += buf;
-  };
   if (signature == 0x53445352 /* "RSDS" */) {
     if (record.size() < 24)
       return "";
     // GUID Data1 (u32), Data2 and Data3 (u16) are little-endian in the file, printed big-endian.
+    uint8_t guid[16];
+    size_t n = 0;
     for (int i : {7, 6, 5, 4, 9, 8, 11, 10})
-      appendByte(record[i]);
+      guid[n++] = record[i];
     for (int i = 12; i < 20; ++i)
-      appendByte(record[i]);
-    char age[12];
-    std::snprintf(age, sizeof age, "%x", read32(record, 20));
-    hex += age;
-    return hex;
+      guid[n++] = record[i];
+    return llvm::toHex(guid, /*LowerCase=*/true) +
+           llvm::utohexstr(read32(record, 20), /*LowerCase=*/true);
   }
-  if (signature == 0x4270454c /* "LEpB" */) {
-    for (uint8_t b : record.drop_front(4).take_front(kMaxElfBuildIdBytes))
-      appendByte(b);
-    return hex;
-  }
+  if (signature == 0x4270454c /* "LEpB" */)
+    return llvm::toHex(record.drop_front(4).take_front(kMaxElfBuildIdBytes), /*LowerCase=*/true);
   return "";
 }
 

@@ -3,18 +3,17 @@
 #include "dumpsift/extract/extract.h"
 
 #include "dumpsift/support/atomic_file.h"
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 
 #include <map>
-#include <nlohmann/json.hpp>
-#include <variant>
 
 namespace dumpsift {
 
@@ -29,12 +28,6 @@ constexpr uint64_t kSlice = 1u << 20;
 /// LLVM 14's SHA256 counts the message length in 32 bits: from 4 GiB on its digest is wrong, so
 /// files that large get none.
 constexpr uint64_t kSha256Limit = uint64_t(1) << 32;
-
-/// An error with a formatted message (no errno behind it).
-template <typename... Args> llvm::Error failure(const char *format, Args &&...args) {
-  return llvm::make_error<llvm::StringError>(
-      llvm::formatv(format, std::forward<Args>(args)...).str(), llvm::inconvertibleErrorCode());
-}
 
 /// The sum of the pieces' sizes.
 uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
@@ -64,25 +57,28 @@ std::string sha256Hex(llvm::ArrayRef<Bytes> pieces) {
 /// this process may write into. Errors name `dir` and say what is wrong.
 llvm::Error prepareDirectory(llvm::StringRef dir, bool force) {
   if (dir.empty())
-    return failure("the extraction directory is an empty path");
+    return createError("the extraction directory is an empty path");
+  auto dirError = [&](const llvm::Twine &why) {
+    return llvm::createFileError(dir, createError(why));
+  };
   fs::file_status status;
   std::error_code ec = fs::status(dir, status);
   if (ec == std::errc::no_such_file_or_directory) {
     if ((ec = fs::create_directories(dir)))
-      return failure("'{0}': cannot create the directory: {1}", dir, ec.message());
+      return dirError("cannot create the directory: " + ec.message());
   } else if (ec) {
-    return failure("'{0}': {1}", dir, ec.message());
+    return dirError(ec.message());
   } else if (!fs::is_directory(status)) {
-    return failure("'{0}': exists and is not a directory", dir);
+    return dirError("exists and is not a directory");
   } else if (!force) {
     fs::directory_iterator it(dir, ec), end;
     if (ec)
-      return failure("'{0}': cannot list the directory: {1}", dir, ec.message());
+      return dirError("cannot list the directory: " + ec.message());
     if (it != end)
-      return failure("'{0}': the directory is not empty (--force writes into it anyway)", dir);
+      return dirError("the directory is not empty (--force writes into it anyway)");
   }
   if ((ec = fs::access(dir, fs::AccessMode::Write)))
-    return failure("'{0}': cannot write into the directory: {1}", dir, ec.message());
+    return dirError("cannot write into the directory: " + ec.message());
   return llvm::Error::success();
 }
 
@@ -93,12 +89,11 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef name) {
   return path.str().str();
 }
 
-/// Writes `dir`/manifest.jsonl (atomically): one manifestLine per file, paths relative to `dir`.
-llvm::Error writeManifest(llvm::StringRef dir, const Extraction &extraction) {
-  const std::string path = joinPath(dir, kManifestName);
-  return writeFileAtomically(path, [&](llvm::raw_ostream &out) {
-    for (const ExtractedFile &file : extraction.files)
-      out << manifestLine(file, file.name) << '\n';
+/// Writes `dir`/manifest.jsonl (atomically) with `write_manifest`.
+llvm::Error writeManifest(llvm::StringRef dir, const Extraction &extraction,
+                          ManifestWriter write_manifest) {
+  return writeFileAtomically(joinPath(dir, kManifestName), [&](llvm::raw_ostream &out) {
+    write_manifest(extraction, out);
     return llvm::Error::success();
   });
 }
@@ -106,18 +101,17 @@ llvm::Error writeManifest(llvm::StringRef dir, const Extraction &extraction) {
 /// Why extraction stops before `item`, or success when the limits allow writing it.
 llvm::Error checkLimits(const ExtractItem &item, const Extraction &done,
                         const ExtractOptions &options) {
-  // Numbers go through std::to_string: formatv's integer formatter trips g++ 12's
-  // -Wmaybe-uninitialized inside LLVM 14's headers.
   using std::to_string;
   if (done.files.size() >= options.max_files)
-    return failure("file limit reached: '{0}' would be file {1}, over --max-files {2}",
-                   item.file.name, to_string(done.files.size() + 1), to_string(options.max_files));
+    return createError("file limit reached: '" + item.file.name + "' would be file " +
+                       to_string(done.files.size() + 1) + ", over --max-files " +
+                       to_string(options.max_files));
   if (item.file.size > options.max_bytes - done.bytes_written)
-    return failure("byte limit reached: '{0}' ({1} bytes) would take the files to {2} bytes, over "
-                   "--max-bytes {3} ({4})",
-                   item.file.name, to_string(item.file.size),
-                   to_string(done.bytes_written + item.file.size), to_string(options.max_bytes),
-                   humanBytes(options.max_bytes));
+    return createError("byte limit reached: '" + item.file.name + "' (" +
+                       to_string(item.file.size) + " bytes) would take the files to " +
+                       to_string(done.bytes_written + item.file.size) +
+                       " bytes, over --max-bytes " + to_string(options.max_bytes) + " (" +
+                       humanBytes(options.max_bytes) + ")");
   return llvm::Error::success();
 }
 
@@ -126,7 +120,7 @@ llvm::Error checkLimits(const ExtractItem &item, const Extraction &done,
 llvm::Expected<ExtractedFile> writeItem(const ExtractItem &item, llvm::StringRef path,
                                         bool overwrite) {
   if (!overwrite && fs::exists(path))
-    return failure("'{0}': the file already exists", path);
+    return llvm::createFileError(path, createError("the file already exists"));
   ExtractedFile file = item.file;
   const bool hash = file.sha256.empty() && totalSize(item.pieces) < kSha256Limit;
   llvm::SHA256 sha;
@@ -203,8 +197,8 @@ llvm::Error writeAll(const AddressSpace &memory, llvm::ArrayRef<Buffer> buffers,
 } // namespace
 
 llvm::Error extractBuffers(const AddressSpace &memory, llvm::ArrayRef<Buffer> buffers,
-                           llvm::StringRef dir, const ExtractOptions &options, Extraction &result,
-                           ProgressFn progress) {
+                           llvm::StringRef dir, const ExtractOptions &options,
+                           ManifestWriter write_manifest, Extraction &result, ProgressFn progress) {
   result.dir = dir.str();
   result.files.clear();
   result.bytes_written = 0;
@@ -214,7 +208,7 @@ llvm::Error extractBuffers(const AddressSpace &memory, llvm::ArrayRef<Buffer> bu
     return e;
 
   llvm::Error stopped = writeAll(memory, buffers, dir, options, result, progress);
-  llvm::Error manifest = writeManifest(dir, result);
+  llvm::Error manifest = writeManifest(dir, result, write_manifest);
   if (!stopped)
     return manifest;
   std::string message = llvm::toString(std::move(stopped));
@@ -224,37 +218,7 @@ llvm::Error extractBuffers(const AddressSpace &memory, llvm::ArrayRef<Buffer> bu
     message += "; the manifest was not written either: " + llvm::toString(std::move(manifest));
   else
     message += " listed in '" + joinPath(dir, kManifestName) + "'";
-  return llvm::make_error<llvm::StringError>(message, llvm::inconvertibleErrorCode());
-}
-
-std::string manifestLine(const ExtractedFile &file, llvm::StringRef path) {
-  nlohmann::ordered_json j;
-  j["path"] = path.str();
-  j["role"] = roleName(file.role).str();
-  if (file.role == ExtractRole::Body)
-    j["body"] = file.body;
-  j["address"] = hexAddress(file.address);
-  j["state"] = stateName(file.state).str();
-  j["offset"] = file.offset;
-  j["size"] = file.size;
-  j["kind"] = kindName(file.kind).str();
-  j["truncated"] = file.truncated;
-  if (file.role != ExtractRole::Buffer)
-    j["pieces"] = file.pieces;
-  nlohmann::ordered_json details = nlohmann::ordered_json::object();
-  for (const auto &[key, value] : file.details.entries)
-    std::visit([&, &k = key](const auto &v) { details[k] = v; }, value);
-  j["details"] = std::move(details);
-  j["sha256"] =
-      file.sha256.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file.sha256);
-  if (!file.addresses.empty()) {
-    nlohmann::ordered_json addresses = nlohmann::ordered_json::array();
-    for (uint64_t address : file.addresses)
-      addresses.push_back(hexAddress(address));
-    j["addresses"] = std::move(addresses);
-  }
-  // A path that is not UTF-8 must not make the line unwritable.
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return createError(message);
 }
 
 } // namespace dumpsift

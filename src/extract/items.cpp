@@ -1,13 +1,11 @@
-// What a buffer yields as files: the buffer's bytes, and the decoded payloads of framed content
-// (aws-chunked, amqp). Everything is a view into the mapped dump; nothing is copied here except a
-// bounded window for sniffing a payload made of several pieces.
+// What a buffer yields as files: the buffer's bytes, and the payloads its kind's sniffer decodes
+// (Sniffer::decodePayloads: aws-chunked, amqp). Everything is a view into the mapped dump; nothing
+// is copied here except a bounded window for sniffing a payload made of several pieces.
 #include "dumpsift/extract/extract.h"
-#include "dumpsift/sniff/framing.h"
 #include "dumpsift/support/hex.h"
 
 #include <algorithm>
 #include <cassert>
-#include <map>
 #include <variant>
 
 namespace dumpsift {
@@ -18,9 +16,6 @@ using Bytes = llvm::ArrayRef<uint8_t>;
 
 /// A payload in several pieces is sniffed from a copy of at most this many of its first bytes.
 constexpr uint64_t kPayloadSniffWindow = 4u << 20;
-
-/// AMQP 0-9-1 frame types (framing.h lists them).
-constexpr uint8_t kAmqpMethod = 1, kAmqpHeader = 2, kAmqpBody = 3;
 
 /// The sum of the pieces' sizes.
 uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
@@ -64,55 +59,6 @@ SniffResult sniffPieces(llvm::ArrayRef<Bytes> pieces) {
   if (total > window.size())
     result.details.set("sniffed_bytes", uint64_t(window.size()));
   return result;
-}
-
-/// One AMQP message's body: the body frames that follow its content header, in order.
-struct AmqpMessage {
-  std::vector<Bytes> pieces;
-  bool cut = false; // its last body frame is cut by the end of the buffer
-};
-
-/// Groups the bodies amqpBodies() finds into messages: a content header frame starts a message on
-/// its channel, body frames on that channel join it, a method frame on the channel ends it (body
-/// frames with no header before them start a message of their own). The clipped body frame that
-/// amqpBodies() may list last joins the message that took the last content frame.
-std::vector<AmqpMessage> amqpMessages(Bytes data) {
-  std::vector<AmqpMessage> messages;
-  std::optional<AmqpLayout> layout = parseAmqp(data);
-  if (!layout)
-    return messages;
-  const std::vector<Bytes> bodies = amqpBodies(data);
-  std::map<uint16_t, size_t> open; // channel -> message taking its body frames
-  std::optional<size_t> last;      // the message that took the last content frame
-  size_t next_body = 0;
-  auto start = [&](uint16_t channel) {
-    messages.emplace_back();
-    open[channel] = messages.size() - 1;
-    return messages.size() - 1;
-  };
-  for (const AmqpFrame &frame : layout->frames) {
-    if (frame.type == kAmqpMethod) {
-      open.erase(frame.channel);
-      last.reset();
-    } else if (frame.type == kAmqpHeader) {
-      last = start(frame.channel);
-    } else if (frame.type == kAmqpBody && next_body < bodies.size()) {
-      auto it = open.find(frame.channel);
-      const size_t m = it != open.end() ? it->second : start(frame.channel);
-      messages[m].pieces.push_back(bodies[next_body++]);
-      last = m;
-    }
-  }
-  if (next_body < bodies.size()) {
-    if (!last) {
-      messages.emplace_back();
-      last = messages.size() - 1;
-    }
-    messages[*last].pieces.push_back(bodies[next_body]);
-    messages[*last].cut = true;
-  }
-  std::erase_if(messages, [](const AmqpMessage &m) { return totalSize(m.pieces) == 0; });
-  return messages;
 }
 
 /// A Payload or Body item of `parent` made of `pieces` (views into `frame`, which starts
@@ -199,24 +145,17 @@ std::vector<ExtractItem> extractItems(const AddressSpace &memory, const Buffer &
   // sniffer saw it.
   const Bytes frame = payload.drop_front(content.offset);
   const uint64_t frame_offset = a.data_offset + content.offset;
+  const Sniffer *sniffer = snifferFor(content.kind);
+  if (!sniffer)
+    return items;
   ExtractedFile parent;
   parent.address = a.address;
   parent.state = a.state;
-  if (content.kind == ContentKind::AwsChunked) {
-    std::vector<Bytes> pieces = awsChunkedPayload(frame);
-    bool cut_chunk = false;
-    if (std::optional<AwsChunkedLayout> layout = parseAwsChunked(frame))
-      cut_chunk = std::any_of(layout->chunks.begin(), layout->chunks.end(),
-                              [](const AwsChunk &c) { return c.available < c.size; });
-    if (totalSize(pieces))
-      items.push_back(decodedItem(parent, frame, frame_offset, ExtractRole::Payload, 0,
-                                  std::move(pieces), cut_chunk));
-  } else if (content.kind == ContentKind::Amqp) {
-    unsigned number = 0;
-    for (AmqpMessage &m : amqpMessages(frame))
-      items.push_back(decodedItem(parent, frame, frame_offset, ExtractRole::Body, ++number,
-                                  std::move(m.pieces), m.cut));
-  }
+  unsigned bodies = 0;
+  for (Payload &p : sniffer->decodePayloads(frame))
+    items.push_back(decodedItem(parent, frame, frame_offset,
+                                p.message_body ? ExtractRole::Body : ExtractRole::Payload,
+                                p.message_body ? ++bodies : 0, std::move(p.pieces), p.cut));
   return items;
 }
 

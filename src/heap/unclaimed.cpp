@@ -1,65 +1,43 @@
 // Unclaimed memory: captured heap/anonymous bytes minus every walker's areas.
 #include "dumpsift/heap/unclaimed.h"
 
+#include "dumpsift/support/intervals.h"
+
 #include <algorithm>
 
 namespace dumpsift {
 
 std::vector<UnclaimedRange> unclaimedRanges(const Snapshot &snapshot,
                                             llvm::ArrayRef<HeapArea> areas) {
-  // Claimed intervals, sorted and merged.
-  std::vector<std::pair<uint64_t, uint64_t>> claimed;
+  std::vector<Interval> claimed;
   claimed.reserve(areas.size());
   for (const HeapArea &a : areas)
     if (a.size && a.start + a.size > a.start)
       claimed.emplace_back(a.start, a.start + a.size);
-  std::sort(claimed.begin(), claimed.end());
-  std::vector<std::pair<uint64_t, uint64_t>> merged;
-  for (const auto &c : claimed) {
-    if (!merged.empty() && c.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, c.second);
-    else
-      merged.push_back(c);
-  }
+  mergeIntervals(claimed);
 
   std::vector<UnclaimedRange> out;
-  auto emit = [&](uint64_t lo, uint64_t hi, RegionClass cls) {
-    if (hi <= lo)
-      return;
-    if (!out.empty() && out.back().end() == lo && out.back().cls == cls)
-      out.back().size += hi - lo;
-    else
-      out.push_back({lo, hi - lo, cls});
-  };
-  // Memory ranges and regions are both sorted and disjoint; walk them together.
+  // Memory ranges, regions and claims are all sorted and disjoint: one pass over the three.
   size_t ri = 0, ci = 0;
   for (const MemoryRange &m : snapshot.memory) {
-    uint64_t cursor = m.start;
-    while (cursor < m.end()) {
-      while (ri < snapshot.regions.size() && snapshot.regions[ri].end() <= cursor)
-        ++ri;
-      if (ri == snapshot.regions.size())
-        break;
-      const Region &r = snapshot.regions[ri];
-      if (r.start > cursor) { // bytes outside every region: finalizeSnapshot never leaves any
-        cursor = std::min(m.end(), r.start);
+    while (ri < snapshot.regions.size() && snapshot.regions[ri].end() <= m.start)
+      ++ri;
+    for (size_t r = ri; r < snapshot.regions.size() && snapshot.regions[r].start < m.end(); ++r) {
+      const Region &region = snapshot.regions[r];
+      if (region.cls != RegionClass::Heap && region.cls != RegionClass::Anonymous)
         continue;
+      uint64_t lo = std::max(m.start, region.start);
+      const uint64_t hi = std::min(m.end(), region.end());
+      while (ci < claimed.size() && claimed[ci].second <= lo)
+        ++ci;
+      for (size_t c = ci; lo < hi; ++c) {
+        const uint64_t gap_end = c < claimed.size() ? std::min(hi, claimed[c].first) : hi;
+        if (gap_end > lo)
+          out.push_back({lo, gap_end - lo, region.cls});
+        if (c == claimed.size())
+          break;
+        lo = std::max(lo, claimed[c].second);
       }
-      uint64_t piece_end = std::min(m.end(), r.end());
-      if (r.cls == RegionClass::Heap || r.cls == RegionClass::Anonymous) {
-        uint64_t lo = cursor;
-        while (ci < merged.size() && merged[ci].second <= lo)
-          ++ci;
-        for (size_t k = ci; lo < piece_end; ++k) {
-          if (k == merged.size() || merged[k].first >= piece_end) {
-            emit(lo, piece_end, r.cls);
-            break;
-          }
-          emit(lo, std::max(lo, merged[k].first), r.cls);
-          lo = std::max(lo, merged[k].second);
-        }
-      }
-      cursor = piece_end;
     }
   }
   return out;

@@ -1,12 +1,16 @@
 #include "dumpsift/report/info.h"
 
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "dumpsift/support/version.h"
+#include "json_values.h"
 
 #include <algorithm>
 #include <iomanip>
 
 namespace dumpsift {
+
+using namespace detail;
 
 namespace {
 
@@ -43,7 +47,7 @@ ClassTotals classTotals(const Snapshot &snapshot) {
   return totals;
 }
 
-Json dumpSummaryJson(const Snapshot &snapshot) {
+Json detail::dumpSummaryJson(const Snapshot &snapshot) {
   Json j;
   j["path"] = snapshot.path;
   j["format"] = formatName(snapshot.format).str();
@@ -63,7 +67,7 @@ Json dumpSummaryJson(const Snapshot &snapshot) {
   return j;
 }
 
-Json diagnosticsJson(const Diagnostics &diags) {
+Json detail::diagnosticsJson(const Diagnostics &diags) {
   Json list = Json::array();
   for (const Diagnostic &d : diags.warnings())
     list.push_back(Json{{"where", d.where}, {"message", d.message}});
@@ -73,10 +77,10 @@ Json diagnosticsJson(const Diagnostics &diags) {
   return list;
 }
 
-Json infoJson(const Snapshot &snapshot) {
+Json detail::infoJson(const Snapshot &snapshot) {
   Json j;
-  j["schema_version"] = 1;
-  j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
+  j["schema_version"] = kInfoSchemaVersion;
+  j["tool"] = Json{{"name", kToolName}, {"version", toolVersion().str()}};
   j["dump"] = dumpSummaryJson(snapshot);
 
   Json threads = Json::array();
@@ -124,6 +128,10 @@ Json infoJson(const Snapshot &snapshot) {
       Json{{"by_class", std::move(by_class)}, {"captured_bytes", snapshot.capturedBytes()}};
   j["diagnostics"] = diagnosticsJson(snapshot.diagnostics);
   return j;
+}
+
+void writeInfoJson(const Snapshot &snapshot, std::ostream &out) {
+  out << dumpJson(infoJson(snapshot), 2) << "\n";
 }
 
 void writeInfoText(const Snapshot &snapshot, std::ostream &out) {

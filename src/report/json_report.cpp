@@ -1,13 +1,14 @@
+// The analysis report as JSON: each part's value, and the streamed writer (report.h).
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/version.h"
-
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/Path.h"
+#include "json_values.h"
 
 #include <variant>
 
 namespace dumpsift {
+
+using namespace detail;
 
 namespace {
 
@@ -57,7 +58,7 @@ Json groupJson(const Analysis &analysis, const SizeGroup &g) {
 
 } // namespace
 
-Json heapJson(const HeapWalkResult &h) {
+Json detail::heapJson(const HeapWalkResult &h) {
   Json j;
   j["walker"] = h.walker;
   Json facts = Json::object();
@@ -81,14 +82,14 @@ Json heapJson(const HeapWalkResult &h) {
   return j;
 }
 
-Json detailsJson(const Details &details) {
+Json detail::detailsJson(const Details &details) {
   Json j = Json::object();
   for (const auto &[key, value] : details.entries)
     std::visit([&, &k = key](const auto &v) { j[k] = v; }, value);
   return j;
 }
 
-Json bufferJson(const Analysis &analysis, const Buffer &b) {
+Json detail::bufferJson(const Analysis &analysis, const Buffer &b) {
   const Allocation &a = b.allocation;
   Json j;
   j["address"] = hexAddress(a.address);
@@ -134,15 +135,26 @@ Json bufferJson(const Analysis &analysis, const Buffer &b) {
   return j;
 }
 
-Json extractedJson(const Extraction &extraction) {
-  Json files = Json::array();
-  for (const ExtractedFile &file : extraction.files) {
-    llvm::SmallString<256> path(extraction.dir);
-    llvm::sys::path::append(path, file.name);
-    // One definition of an extracted file's fields: the manifest line's.
-    files.push_back(Json::parse(manifestLine(file, path)));
+Json detail::findingJson(llvm::StringRef type, uint64_t bytes,
+                         llvm::ArrayRef<std::pair<std::string, uint64_t>> numbers,
+                         const std::vector<uint64_t> *addresses, llvm::StringRef explanation) {
+  Json j;
+  j["type"] = type.str();
+  j["bytes"] = bytes;
+  for (const auto &[key, value] : numbers)
+    j[key] = value;
+  if (addresses) {
+    Json list = Json::array();
+    for (uint64_t a : *addresses)
+      list.push_back(hexAddress(a));
+    j["addresses"] = std::move(list);
   }
-  return files;
+  j["explanation"] = explanation.str();
+  return j;
+}
+
+std::string detail::dumpJson(const Json &json, int indent) {
+  return json.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
 namespace {
@@ -153,7 +165,7 @@ Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis
                               const Extraction *extracted) {
   Json j;
   j["schema_version"] = kReportSchemaVersion;
-  j["tool"] = Json{{"name", kToolName}, {"version", kToolVersion}};
+  j["tool"] = Json{{"name", kToolName}, {"version", toolVersion().str()}};
   j["dump"] = dumpSummaryJson(snapshot);
   j["options"] = optionsJson(analysis.options);
 
@@ -200,19 +212,8 @@ Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis
   j["buffers"] = Json::array();
 
   Json findings = Json::array();
-  for (const Finding &f : analysis.findings) {
-    Json fj;
-    fj["type"] = f.type;
-    fj["bytes"] = f.bytes;
-    for (const auto &[key, value] : f.numbers)
-      fj[key] = value;
-    Json addresses = Json::array();
-    for (uint64_t a : f.addresses)
-      addresses.push_back(hexAddress(a));
-    fj["addresses"] = std::move(addresses);
-    fj["explanation"] = f.explanation;
-    findings.push_back(std::move(fj));
-  }
+  for (const Finding &f : analysis.findings)
+    findings.push_back(findingJson(f.type, f.bytes, f.numbers, &f.addresses, f.explanation));
   j["findings"] = std::move(findings);
   j["unclaimed"] = std::move(unclaimed);
   if (extracted)
@@ -245,7 +246,8 @@ void writeIndented(llvm::raw_ostream &out, llvm::StringRef text, unsigned indent
 
 } // namespace
 
-Json reportJson(const Snapshot &snapshot, const Analysis &analysis, const Extraction *extracted) {
+Json detail::reportJson(const Snapshot &snapshot, const Analysis &analysis,
+                        const Extraction *extracted) {
   Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
   Json &buffers = j["buffers"];
   for (const Buffer &b : analysis.buffers)
@@ -262,16 +264,13 @@ void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
     out << (first_key ? "\n  " : ",\n  ") << Json(key).dump() << ": ";
     first_key = false;
     if (key != "buffers" || analysis.buffers.empty()) {
-      writeIndented(out, value.dump(2, ' ', false, Json::error_handler_t::replace), 2);
+      writeIndented(out, dumpJson(value, 2), 2);
       continue;
     }
     out << "[";
     for (size_t i = 0; i < analysis.buffers.size(); ++i) {
       out << (i ? ",\n    " : "\n    ");
-      writeIndented(out,
-                    bufferJson(analysis, analysis.buffers[i])
-                        .dump(2, ' ', false, Json::error_handler_t::replace),
-                    4);
+      writeIndented(out, dumpJson(bufferJson(analysis, analysis.buffers[i]), 2), 4);
     }
     out << "\n  ]";
   }

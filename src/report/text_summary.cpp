@@ -1,5 +1,6 @@
+// The text summary of an analysis (report.h).
 #include "dumpsift/report/report.h"
-#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 
 #include <array>
 #include <iomanip>
@@ -9,18 +10,6 @@
 namespace dumpsift {
 
 namespace {
-
-// 135152 -> "135,152": sizes people compare by eye.
-std::string withCommas(uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
 
 const std::string *detailString(const Details &d, llvm::StringRef key) {
   const DetailValue *v = d.get(key);
@@ -86,20 +75,19 @@ const HeapWalkResult *sizeClassHeap(const Analysis &analysis, const SizeGroup &g
 
 /// "135,152", "131,096 byte[] len 131,072", "jemalloc size class 163,840".
 std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
-  std::string label = withCommas(g.size);
+  std::string label = groupedDigits(g.size);
   if (const HeapWalkResult *heap = sizeClassHeap(analysis, g))
     return heap->walker + " size class " + label;
   if (!g.members.empty()) {
     const Allocation &a = analysis.buffers[g.members.front()].allocation;
     if (a.managed)
       label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
-               " len " + withCommas(a.managed->length);
+               " len " + groupedDigits(a.managed->length);
   }
   return label;
 }
 
-} // namespace
-
+/// "jpeg x12 (truncated 12), aws-chunked x12 (payload jpeg)": the kinds of a group, in words.
 std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
   std::string out;
   for (const auto &[kind, count] : group.kinds) {
@@ -112,6 +100,8 @@ std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
   }
   return out;
 }
+
+} // namespace
 
 void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
                       std::ostream &out) {
@@ -128,8 +118,8 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   if (analysis.heaps.empty())
     out << " no allocator recognised";
   for (const HeapWalkResult &h : analysis.heaps) {
-    out << " " << h.walker << " (" << withCommas(h.stats.used_count) << " used "
-        << humanBytes(h.stats.used_bytes) << ", " << withCommas(h.stats.free_count) << " free "
+    out << " " << h.walker << " (" << groupedDigits(h.stats.used_count) << " used "
+        << humanBytes(h.stats.used_bytes) << ", " << groupedDigits(h.stats.free_count) << " free "
         << humanBytes(h.stats.free_bytes) << ")";
   }
   uint64_t unclaimed = 0;
@@ -141,8 +131,8 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   uint64_t total = 0;
   for (const Buffer &b : analysis.buffers)
     total += b.allocation.size;
-  out << "large buffers (>= " << withCommas(analysis.options.min_size)
-      << " bytes): " << withCommas(analysis.buffers.size()) << " buffers, " << humanBytes(total)
+  out << "large buffers (>= " << groupedDigits(analysis.options.min_size)
+      << " bytes): " << groupedDigits(analysis.buffers.size()) << " buffers, " << humanBytes(total)
       << ", " << analysis.groups.size() << " size groups\n";
   if (analysis.groups.empty()) {
     out << "\nnothing at or above the size threshold.\n";
@@ -158,7 +148,7 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
         std::string size = sizeLabel(analysis, g);
         if (g.kind)
           size += " " + kindName(*g.kind).str();
-        rows.push_back({size, stateName(g.state).str(), withCommas(g.count),
+        rows.push_back({size, stateName(g.state).str(), groupedDigits(g.count),
                         humanBytes(g.total_bytes), describeKinds(analysis, g)});
         ++shown;
       } else {
@@ -168,8 +158,8 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
     }
     if (other_count)
       rows.push_back({"[other " + std::to_string(analysis.groups.size() - shown) + " groups]", "",
-                      withCommas(other_count), humanBytes(other_bytes), ""});
-    rows.push_back({"TOTAL", "", withCommas(analysis.buffers.size()), humanBytes(total), ""});
+                      groupedDigits(other_count), humanBytes(other_bytes), ""});
+    rows.push_back({"TOTAL", "", groupedDigits(analysis.buffers.size()), humanBytes(total), ""});
     size_t size_width = 0;
     for (const auto &r : rows)
       size_width = std::max(size_width, r[0].size());
@@ -202,7 +192,7 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   for (size_t i = 0; i < analysis.findings.size() && i < opts.top; ++i)
     notes.push_back(analysis.findings[i].explanation);
   if (analysis.findings.size() > opts.top)
-    notes.push_back("and " + withCommas(analysis.findings.size() - opts.top) +
+    notes.push_back("and " + groupedDigits(analysis.findings.size() - opts.top) +
                     " more findings in the JSON report (--report; --top N shows more here)");
   size_t warnings = snapshot.diagnostics.warnings().size() + analysis.diagnostics.warnings().size();
   if (warnings)

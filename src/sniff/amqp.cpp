@@ -6,6 +6,7 @@
 #include "dumpsift/sniff/framing.h"
 
 #include <algorithm>
+#include <map>
 
 namespace dumpsift {
 
@@ -108,8 +109,8 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   if (avail < 7)
     return FrameStatus::Cut;
   frame.type = type;
-  frame.channel = be16(d.data() + p + 1);
-  frame.size = be32(d.data() + p + 3);
+  frame.channel = read16be(d.data() + p + 1);
+  frame.size = read32be(d.data() + p + 3);
   frame.offset = p;
   if (frame.size > kMaxFrameSize)
     return FrameStatus::Bad;
@@ -123,13 +124,13 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   case kMethod:
     if (frame.size < 4)
       return FrameStatus::Bad;
-    if (pl_avail >= 4 && amqpMethodName(be16(pl), be16(pl + 2)).empty())
+    if (pl_avail >= 4 && amqpMethodName(read16be(pl), read16be(pl + 2)).empty())
       return FrameStatus::Bad;
     break;
   case kHeader:
     if (frame.size < 14 || frame.channel == 0)
       return FrameStatus::Bad;
-    if (pl_avail >= 4 && (be16(pl) != kBasicClass || be16(pl + 2) != 0))
+    if (pl_avail >= 4 && (read16be(pl) != kBasicClass || read16be(pl + 2) != 0))
       return FrameStatus::Bad;
     break;
   default: // body
@@ -165,11 +166,11 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
     layout.frames.push_back(frame);
     const uint8_t *pl = d.data() + p + 7;
     if (frame.type == kMethod && layout.class_id == 0) {
-      layout.class_id = be16(pl);
-      layout.method_id = be16(pl + 2);
+      layout.class_id = read16be(pl);
+      layout.method_id = read16be(pl + 2);
     } else if (frame.type == kHeader && !layout.body_size) {
-      layout.body_size = be64(pl + 4);
-      const uint16_t flags = be16(pl + 12);
+      layout.body_size = read64be(pl + 4);
+      const uint16_t flags = read16be(pl + 12);
       if ((flags & 0x8000) && frame.size >= 15 && frame.size >= 15u + pl[14])
         layout.content_type = printableString(Bytes(pl + 15, pl[14]), 255);
     }
@@ -252,6 +253,52 @@ public:
     }
     return r;
   }
+
+  /// One payload per message: a content header frame starts a message on its channel, body frames
+  /// on that channel join it, a method frame on the channel ends it (body frames with no header
+  /// before them start a message of their own). The clipped body frame that amqpBodies() may list
+  /// last joins the message that took the last content frame, which is then cut. Messages with no
+  /// body bytes are left out.
+  std::vector<Payload> decodePayloads(Bytes data) const override {
+    std::vector<Payload> messages;
+    std::optional<AmqpLayout> layout = parseAmqp(data);
+    if (!layout)
+      return messages;
+    const std::vector<Bytes> bodies = amqpBodies(data);
+    std::map<uint16_t, size_t> open; // channel -> message taking its body frames
+    std::optional<size_t> last;      // the message that took the last content frame
+    size_t next_body = 0;
+    auto start = [&](uint16_t channel) {
+      messages.emplace_back().message_body = true;
+      open[channel] = messages.size() - 1;
+      return messages.size() - 1;
+    };
+    for (const AmqpFrame &frame : layout->frames) {
+      if (frame.type == kMethod) {
+        open.erase(frame.channel);
+        last.reset();
+      } else if (frame.type == kHeader) {
+        last = start(frame.channel);
+      } else if (frame.type == kBody && next_body < bodies.size()) {
+        auto it = open.find(frame.channel);
+        const size_t m = it != open.end() ? it->second : start(frame.channel);
+        messages[m].pieces.push_back(bodies[next_body++]);
+        last = m;
+      }
+    }
+    if (next_body < bodies.size()) {
+      if (!last) {
+        messages.emplace_back().message_body = true;
+        last = messages.size() - 1;
+      }
+      messages[*last].pieces.push_back(bodies[next_body]);
+      messages[*last].cut = true;
+    }
+    std::erase_if(messages, [](const Payload &m) {
+      return std::all_of(m.pieces.begin(), m.pieces.end(), [](Bytes p) { return p.empty(); });
+    });
+    return messages;
+  }
 };
 
 } // namespace
@@ -280,8 +327,9 @@ std::vector<llvm::ArrayRef<uint8_t>> amqpBodies(llvm::ArrayRef<uint8_t> data) {
       bodies.push_back(data.slice(frame.offset + 7, frame.size));
   if (layout->truncated && data.size() - layout->length >= 7 && data[layout->length] == kBody) {
     const size_t start = layout->length + 7;
-    bodies.push_back(data.slice(
-        start, std::min<uint64_t>(be32(data.data() + layout->length + 3), data.size() - start)));
+    bodies.push_back(
+        data.slice(start, std::min<uint64_t>(read32be(data.data() + layout->length + 3),
+                                             data.size() - start)));
   }
   return bodies;
 }

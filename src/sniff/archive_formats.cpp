@@ -50,7 +50,7 @@ bool localHeaderOk(Bytes d, size_t p) {
   if (d.size() - p < 30 || !hasAt(d, p, "PK\x03\x04"))
     return false;
   const uint8_t *h = d.data() + p;
-  const unsigned version = h[4], method = le16(h + 8), name_len = le16(h + 26);
+  const unsigned version = h[4], method = read16le(h + 8), name_len = read16le(h + 26);
   if (version > 100 || !knownZipMethod(method) || name_len == 0 || name_len > 4096)
     return false;
   const size_t name_avail = std::min<size_t>(name_len, d.size() - p - 30);
@@ -63,12 +63,15 @@ public:
 
   bool quickCheck(Bytes head) const override {
     return head.size() >= 10 && startsWith(head, "PK\x03\x04") && head[4] <= 100 &&
-           knownZipMethod(le16(head.data() + 8));
+           knownZipMethod(read16le(head.data() + 8));
   }
 
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
     return findLiteral(buffer, from, limit, "PK\x03\x04");
   }
+
+  /// The region scan looks for a local file header.
+  llvm::StringRef scanLeadBytes() const override { return "P"; }
 
   /// Walks local headers (skipping each entry by its compressed size), then the central directory
   /// to the end record; the extent ends after the end record's comment. Entries with a data
@@ -78,24 +81,24 @@ public:
     if (!localHeaderOk(d, 0))
       return std::nullopt;
     const uint8_t *first = d.data();
-    const unsigned method = le16(first + 8);
+    const unsigned method = read16le(first + 8);
     const std::string first_name =
-        printableString(d.slice(30, std::min<size_t>(le16(first + 26), d.size() - 30)), 256);
-    const bool encrypted = le16(first + 6) & 1;
+        printableString(d.slice(30, std::min<size_t>(read16le(first + 26), d.size() - 30)), 256);
+    const bool encrypted = read16le(first + 6) & 1;
 
     size_t p = 0;
     uint64_t entries = 0;
     bool walk_stopped = false; // could not skip an entry: search for the end record instead
     while (entries < kMaxZipEntries && localHeaderOk(d, p)) {
       const uint8_t *h = d.data() + p;
-      const uint16_t flags = le16(h + 6);
-      const uint64_t csize = le32(h + 18);
+      const uint16_t flags = read16le(h + 6);
+      const uint64_t csize = read32le(h + 18);
       if ((flags & 0x08) || csize == 0xFFFFFFFFu) {
         walk_stopped = true;
         break;
       }
       ++entries;
-      p += 30 + size_t(le16(h + 26)) + le16(h + 28) + csize;
+      p += 30 + size_t(read16le(h + 26)) + read16le(h + 28) + csize;
       if (p > d.size())
         break;
     }
@@ -103,10 +106,10 @@ public:
     if (!walk_stopped && p <= d.size()) {
       while (p <= d.size() && d.size() - p >= 46 && hasAt(d, p, "PK\x01\x02")) {
         const uint8_t *c = d.data() + p;
-        p += 46 + size_t(le16(c + 28)) + le16(c + 30) + le16(c + 32);
+        p += 46 + size_t(read16le(c + 28)) + read16le(c + 30) + read16le(c + 32);
       }
       if (p <= d.size() && d.size() - p >= 22 && hasAt(d, p, "PK\x05\x06")) {
-        const size_t e = p + 22 + le16(d.data() + p + 20);
+        const size_t e = p + 22 + read16le(d.data() + p + 20);
         if (e <= d.size())
           end = e;
       }
@@ -116,11 +119,12 @@ public:
            q = findLiteralIn(d, q + 1, scan_end, "PK\x05\x06")) {
         if (d.size() - q < 22)
           break;
-        const uint64_t cd_size = le32(d.data() + q + 12), cd_offset = le32(d.data() + q + 16);
-        const size_t e = q + 22 + le16(d.data() + q + 20);
+        const uint64_t cd_size = read32le(d.data() + q + 12),
+                       cd_offset = read32le(d.data() + q + 16);
+        const size_t e = q + 22 + read16le(d.data() + q + 20);
         if (cd_offset + cd_size == q && e <= d.size()) {
           end = e;
-          entries = le16(d.data() + q + 10);
+          entries = read16le(d.data() + q + 10);
           break;
         }
       }
@@ -155,6 +159,9 @@ public:
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
     return findLiteral(buffer, from, limit, "%PDF-");
   }
+
+  /// The region scan looks for the header.
+  llvm::StringRef scanLeadBytes() const override { return "%"; }
 
   /// The header line must end (EOL) right after the version; the extent is the last "%%EOF" (plus
   /// its EOL) within the scan budget. Incremental updates append sections, each with its own

@@ -41,8 +41,8 @@ ChunkLine parseChunkLine(Bytes d, size_t p) {
   ChunkLine line;
   const size_t n = d.size();
   size_t q = p;
-  while (q < n && q - p < kMaxSizeDigits && hexValue(d[q]) >= 0)
-    line.size = line.size << 4 | unsigned(hexValue(d[q++]));
+  while (q < n && q - p < kMaxSizeDigits && llvm::isHexDigit(d[q]))
+    line.size = line.size << 4 | llvm::hexDigitValue(d[q++]);
   if (q == n) {
     line.status = q > p ? LineStatus::Cut : LineStatus::Bad;
     return line;
@@ -194,7 +194,7 @@ public:
   /// 1-8 hex digits, then ";chunk-signature=" (as much of it as the head holds) or CRLF.
   bool quickCheck(Bytes head) const override {
     size_t q = 0;
-    while (q < head.size() && q < kMaxSizeDigits && hexValue(head[q]) >= 0)
+    while (q < head.size() && q < kMaxSizeDigits && llvm::isHexDigit(head[q]))
       ++q;
     if (q == 0 || q == head.size())
       return false;
@@ -205,6 +205,9 @@ public:
     return head[q] == '\r' && (q + 1 == head.size() || head[q + 1] == '\n');
   }
 
+  /// The region scan looks for the first chunk's hex size.
+  llvm::StringRef scanLeadBytes() const override { return "0123456789abcdefABCDEF"; }
+
   /// Signed bodies only: anchored on ";chunk-signature=", backed up over at most 8 hex digits,
   /// never before `from` (so each retry tries a later start within the same digit run).
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
@@ -212,7 +215,7 @@ public:
     for (size_t q = findLiteralIn(buffer, from + 1, end, kSignatureKey); q != kNoCandidate;
          q = findLiteralIn(buffer, q + 1, end, kSignatureKey)) {
       size_t s = q;
-      while (s > from && q - s < kMaxSizeDigits && hexValue(buffer[s - 1]) >= 0)
+      while (s > from && q - s < kMaxSizeDigits && llvm::isHexDigit(buffer[s - 1]))
         --s;
       if (s < q && s < limit)
         return s;
@@ -255,6 +258,22 @@ public:
       break;
     }
     return r;
+  }
+
+  /// The upload's data: every chunk's data, in order (a cut last chunk clipped, and then `cut`).
+  std::vector<Payload> decodePayloads(Bytes data) const override {
+    std::optional<AwsChunkedLayout> layout = parseAwsChunked(data);
+    if (!layout)
+      return {};
+    Payload payload;
+    for (const AwsChunk &chunk : layout->chunks) {
+      if (chunk.available)
+        payload.pieces.push_back(data.slice(chunk.data_offset, chunk.available));
+      payload.cut |= chunk.available < chunk.size;
+    }
+    if (payload.pieces.empty())
+      return {};
+    return {std::move(payload)};
   }
 };
 

@@ -9,10 +9,7 @@ namespace dumpsift::sniffimpl {
 bool hasAtNoCase(Bytes data, size_t at, llvm::StringRef lower_literal) {
   if (at > data.size() || data.size() - at < lower_literal.size())
     return false;
-  for (size_t i = 0; i < lower_literal.size(); ++i)
-    if (lowerAscii(data[at + i]) != static_cast<uint8_t>(lower_literal[i]))
-      return false;
-  return true;
+  return llvm::toStringRef(data.slice(at, lower_literal.size())).equals_insensitive(lower_literal);
 }
 
 namespace {

@@ -1,8 +1,11 @@
-// Internal helpers shared by the sniffers: bounds-checked byte readers, literal search, nested
-// sniffing with a depth limit, and the factory of every sniffer (listed in registry.cpp).
+// Internal helpers shared by the sniffers: byte readers, literal search, nested sniffing with a
+// depth limit, and the factory of every sniffer (kinds.def lists them).
 #pragma once
 
 #include "dumpsift/sniff/sniffer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,27 +18,17 @@ namespace dumpsift::sniffimpl {
 
 using Bytes = llvm::ArrayRef<uint8_t>;
 
-/// Big- and little-endian loads from `p`; the caller has checked that the bytes exist.
-inline uint16_t be16(const uint8_t *p) {
-  return static_cast<uint16_t>(p[0] << 8 | p[1]);
-}
-inline uint32_t be32(const uint8_t *p) {
-  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-inline uint64_t be64(const uint8_t *p) {
-  return uint64_t(be32(p)) << 32 | be32(p + 4);
-}
-inline uint16_t le16(const uint8_t *p) {
-  return static_cast<uint16_t>(p[0] | p[1] << 8);
-}
-inline uint32_t le24(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16;
-}
-inline uint32_t le32(const uint8_t *p) {
-  return le24(p) | uint32_t(p[3]) << 24;
-}
-inline uint64_t le64(const uint8_t *p) {
-  return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
+// Big- and little-endian loads from a pointer (LLVM's); the caller has checked that the bytes
+// exist.
+using llvm::support::endian::read16be;
+using llvm::support::endian::read16le;
+using llvm::support::endian::read32be;
+using llvm::support::endian::read32le;
+using llvm::support::endian::read64be;
+
+/// The 24-bit little-endian value at `p` (zstd block headers, WebP VP8X sizes).
+inline uint32_t read24le(const uint8_t *p) {
+  return uint32_t(read16le(p)) | uint32_t(p[2]) << 16;
 }
 
 /// True when `data` starts with the bytes of `literal`.
@@ -47,22 +40,6 @@ inline bool startsWith(Bytes data, llvm::StringRef literal) {
 /// True when data[at..] starts with `literal` (false when it would run past the end).
 inline bool hasAt(Bytes data, size_t at, llvm::StringRef literal) {
   return at <= data.size() && startsWith(data.drop_front(at), literal);
-}
-
-/// 0-15 for a hex digit (either case), -1 otherwise.
-inline int hexValue(uint8_t c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-/// ASCII lower-casing of one byte.
-inline uint8_t lowerAscii(uint8_t c) {
-  return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
 /// True when data[at..] starts with `lower_literal` compared case-insensitively (ASCII).
@@ -86,23 +63,10 @@ std::string printableString(Bytes data, size_t max = 128);
 /// A result of `kind` covering `length` bytes from offset 0 (estimated when `estimated`).
 SniffResult makeResult(ContentKind kind, uint64_t length, bool estimated = false);
 
-// Sniffer factories, one per kind; registry.cpp lists them in priority order.
-std::unique_ptr<Sniffer> makeJpegSniffer();
-std::unique_ptr<Sniffer> makePngSniffer();
-std::unique_ptr<Sniffer> makeGifSniffer();
-std::unique_ptr<Sniffer> makeWebpSniffer();
-std::unique_ptr<Sniffer> makeBmpSniffer();
-std::unique_ptr<Sniffer> makeGzipSniffer();
-std::unique_ptr<Sniffer> makeZlibSniffer();
-std::unique_ptr<Sniffer> makeZstdSniffer();
-std::unique_ptr<Sniffer> makeZipSniffer();
-std::unique_ptr<Sniffer> makePdfSniffer();
-std::unique_ptr<Sniffer> makeAwsChunkedSniffer();
-std::unique_ptr<Sniffer> makeAmqpSniffer();
-std::unique_ptr<Sniffer> makeHttpSniffer();
-std::unique_ptr<Sniffer> makeJsonSniffer();
-std::unique_ptr<Sniffer> makeXmlSniffer();
-std::unique_ptr<Sniffer> makeHtmlSniffer();
+// The sniffer factories, one per signature kind of kinds.def, each defined in its sniffer's file.
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
+  std::unique_ptr<Sniffer> factory();
+#include "dumpsift/sniff/kinds.def"
 
 /// The statistical kinds (zero, text, utf16, random) of `buffer`, from bounded samples; nullopt
 /// means unknown. Allocation-free when it returns nullopt. See statistics.cpp.

@@ -120,6 +120,9 @@ public:
     return findLiteral(buffer, from, limit, "\x1f\x8b\x08");
   }
 
+  /// The region scan looks for the member header.
+  llvm::StringRef scanLeadBytes() const override { return "\x1f"; }
+
   /// Header fields (name, mtime, OS), then a bounded inflate of the member. Rejected when inflate
   /// fails before producing 64 bytes.
   std::optional<SniffResult> validate(Bytes d) const override {
@@ -130,7 +133,7 @@ public:
     if (flags & 0x04) { // FEXTRA
       if (d.size() < p + 2)
         return std::nullopt;
-      p += 2 + size_t(le16(d.data() + p));
+      p += 2 + size_t(read16le(d.data() + p));
     }
     Bytes name;
     if (flags & 0x08) { // FNAME, NUL-terminated (looked for within 1 KiB)
@@ -148,7 +151,7 @@ public:
     SniffResult r = inflateResult(ContentKind::Gzip, d, o, head);
     if (!name.empty())
       r.details.set("name", printableString(name, 256));
-    r.details.set("mtime", uint64_t(le32(d.data() + 4)));
+    r.details.set("mtime", uint64_t(read32le(d.data() + 4)));
     r.details.set("os", uint64_t(d[9]));
     return r;
   }
@@ -170,7 +173,7 @@ bool zlibHeaderOk(Bytes head) {
   if (btype == 3)
     return false;
   if (btype == 0 && head.size() >= 7)
-    return (le16(head.data() + 3) ^ le16(head.data() + 5)) == 0xFFFF;
+    return (read16le(head.data() + 3) ^ read16le(head.data() + 5)) == 0xFFFF;
   return true;
 }
 
@@ -220,6 +223,9 @@ public:
     return findLiteral(buffer, from, limit, "\x28\xb5\x2f\xfd");
   }
 
+  /// The region scan looks for the frame magic.
+  llvm::StringRef scanLeadBytes() const override { return "\x28"; }
+
   /// Frame header (window, dictionary id, content size), then block headers: type 3 is invalid and
   /// no block may exceed 128 KiB or the window. The frame ends after the last block and the
   /// optional 4-byte checksum. The first block header must be valid.
@@ -268,7 +274,7 @@ public:
     while (blocks < kMaxZstdBlocks) {
       if (d.size() - p < 3)
         break; // truncated
-      const uint32_t header = le24(d.data() + p);
+      const uint32_t header = read24le(d.data() + p);
       const bool last = header & 1;
       const unsigned type = (header >> 1) & 3;
       const uint32_t size = header >> 3;

@@ -35,13 +35,16 @@ public:
     return findLiteral(buffer, from, limit, "GIF8");
   }
 
+  /// The region scan looks for "GIF8".
+  llvm::StringRef scanLeadBytes() const override { return "G"; }
+
   /// Logical screen descriptor (non-zero size), optional global colour table, then blocks: 0x21
   /// extensions, 0x2C images (descriptor, local table, LZW code size, sub-blocks), 0x3B trailer.
   /// The first block must be valid; later damage is reported as corrupt.
   std::optional<SniffResult> validate(Bytes d) const override {
     if (d.size() < 14 || !quickCheck(d))
       return std::nullopt;
-    const unsigned width = le16(d.data() + 6), height = le16(d.data() + 8);
+    const unsigned width = read16le(d.data() + 6), height = read16le(d.data() + 8);
     if (width == 0 || height == 0)
       return std::nullopt;
     size_t p = 13;
@@ -121,6 +124,9 @@ public:
            hasAt(head, 12, "VP8X");
   }
 
+  /// The region scan looks for "RIFF".
+  llvm::StringRef scanLeadBytes() const override { return "R"; }
+
   /// Anchored on "WEBP" at +8 (rarer than "RIFF").
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
     for (size_t p = findLiteral(buffer, from + 8, limit + 8, "WEBP"); p != kNoCandidate;
@@ -135,7 +141,7 @@ public:
   std::optional<SniffResult> validate(Bytes d) const override {
     if (d.size() < 30 || !quickCheck(d.take_front(kHeadBytes)))
       return std::nullopt;
-    const uint64_t riff = le32(d.data() + 4);
+    const uint64_t riff = read32le(d.data() + 4);
     if (riff < 4 + 8 + 10)
       return std::nullopt;
     const uint8_t *pl = d.data() + 20;
@@ -144,19 +150,19 @@ public:
     if (hasAt(d, 12, "VP8 ")) {
       if (pl[3] != 0x9D || pl[4] != 0x01 || pl[5] != 0x2A)
         return std::nullopt;
-      width = le16(pl + 6) & 0x3FFF;
-      height = le16(pl + 8) & 0x3FFF;
+      width = read16le(pl + 6) & 0x3FFF;
+      height = read16le(pl + 8) & 0x3FFF;
       encoding = "lossy";
     } else if (hasAt(d, 12, "VP8L")) {
       if (pl[0] != 0x2F)
         return std::nullopt;
-      const uint32_t bits = le32(pl + 1);
+      const uint32_t bits = read32le(pl + 1);
       width = (bits & 0x3FFF) + 1;
       height = ((bits >> 14) & 0x3FFF) + 1;
       encoding = "lossless";
     } else {
-      width = uint64_t(le24(pl + 4)) + 1;
-      height = uint64_t(le24(pl + 7)) + 1;
+      width = uint64_t(read24le(pl + 4)) + 1;
+      height = uint64_t(read24le(pl + 7)) + 1;
       encoding = "extended";
     }
     if (width == 0 || height == 0)
@@ -167,7 +173,7 @@ public:
       uint64_t p = 12;
       unsigned chunks = 0;
       while (p + 8 <= length && chunks++ < kMaxRiffChunks) {
-        const uint64_t size = le32(d.data() + p + 4);
+        const uint64_t size = read32le(d.data() + p + 4);
         p += 8 + size + (size & 1);
       }
       // An odd-sized last chunk may omit its pad byte.
@@ -202,7 +208,8 @@ public:
   bool quickCheck(Bytes head) const override {
     if (head.size() < 16 || head[0] != 'B' || head[1] != 'M')
       return false;
-    return le32(head.data() + 6) == 0 && head[15] == 0 && knownDibSize(le16(head.data() + 14));
+    return read32le(head.data() + 6) == 0 && head[15] == 0 &&
+           knownDibSize(read16le(head.data() + 14));
   }
 
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
@@ -214,24 +221,24 @@ public:
   std::optional<SniffResult> validate(Bytes d) const override {
     if (d.size() < 26 || !quickCheck(d.take_front(kHeadBytes)))
       return std::nullopt;
-    const uint64_t file_size = le32(d.data() + 2), data_offset = le32(d.data() + 10);
-    const uint32_t dib = le32(d.data() + 14);
+    const uint64_t file_size = read32le(d.data() + 2), data_offset = read32le(d.data() + 10);
+    const uint32_t dib = read32le(d.data() + 14);
     int64_t width = 0, height = 0;
     unsigned planes = 0, bpp = 0;
     uint32_t compression = 0;
     if (dib == 12) {
-      width = le16(d.data() + 18);
-      height = le16(d.data() + 20);
-      planes = le16(d.data() + 22);
-      bpp = le16(d.data() + 24);
+      width = read16le(d.data() + 18);
+      height = read16le(d.data() + 20);
+      planes = read16le(d.data() + 22);
+      bpp = read16le(d.data() + 24);
     } else {
       if (d.size() < 34)
         return std::nullopt;
-      width = static_cast<int32_t>(le32(d.data() + 18));
-      height = static_cast<int32_t>(le32(d.data() + 22));
-      planes = le16(d.data() + 26);
-      bpp = le16(d.data() + 28);
-      compression = le32(d.data() + 30);
+      width = static_cast<int32_t>(read32le(d.data() + 18));
+      height = static_cast<int32_t>(read32le(d.data() + 22));
+      planes = read16le(d.data() + 26);
+      bpp = read16le(d.data() + 28);
+      compression = read32le(d.data() + 30);
     }
     const bool bpp_ok =
         bpp == 1 || bpp == 2 || bpp == 4 || bpp == 8 || bpp == 16 || bpp == 24 || bpp == 32;

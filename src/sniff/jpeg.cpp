@@ -67,8 +67,8 @@ bool parseSof(uint8_t marker, const uint8_t *seg, size_t seg_len, JpegWalk &w) {
   if (nf < 1 || nf > 4 || seg_len != 6 + 3 * size_t(nf))
     return false;
   w.precision = seg[0];
-  w.height = be16(seg + 1);
-  w.width = be16(seg + 3);
+  w.height = read16be(seg + 1);
+  w.width = read16be(seg + 3);
   w.components = nf;
   w.progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
   w.lossless = marker == 0xC3 || marker == 0xC7 || marker == 0xCB || marker == 0xCF;
@@ -118,7 +118,7 @@ JpegWalk walkJpeg(Bytes d) {
       return finish(WalkEnd::Corrupt, p);
     if (p + 4 > n)
       return finish(WalkEnd::Truncated, n);
-    const size_t len = be16(d.data() + p + 2);
+    const size_t len = read16be(d.data() + p + 2);
     if (len < 2)
       return finish(WalkEnd::Corrupt, p);
     if (len > n - p - 2)
@@ -282,6 +282,9 @@ public:
     return head.size() >= 4 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF &&
            plausibleFirstMarker(head[3]);
   }
+
+  /// The region scan looks for SOI.
+  llvm::StringRef scanLeadBytes() const override { return "\xff"; }
 
   /// SOI + APPn/DQT/SOF...: anchored on D8 (FF is too common in dumps), then FF on both sides.
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {

@@ -47,8 +47,11 @@ public:
   bool quickCheck(Bytes head) const override {
     if (!startsWith(head, llvm::StringRef(kSignature, kSignatureSize)))
       return false;
-    return head.size() < 16 || (be32(head.data() + 8) == 13 && hasAt(head, 12, "IHDR"));
+    return head.size() < 16 || (read32be(head.data() + 8) == 13 && hasAt(head, 12, "IHDR"));
   }
+
+  /// The region scan looks for the signature.
+  llvm::StringRef scanLeadBytes() const override { return "\x89"; }
 
   /// Anchored on the 0x89 of the signature.
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {
@@ -61,13 +64,13 @@ public:
     if (data.size() < 33 || !quickCheck(data.take_front(kHeadBytes)))
       return std::nullopt;
     const uint8_t *ihdr = data.data() + 16;
-    const uint32_t width = be32(ihdr), height = be32(ihdr + 4);
+    const uint32_t width = read32be(ihdr), height = read32be(ihdr + 4);
     const uint8_t depth = ihdr[8], color = ihdr[9], interlace = ihdr[12];
     if (width == 0 || height == 0 || width > 0x7fffffffu || height > 0x7fffffffu ||
         !validDepth(color, depth) || ihdr[10] != 0 || ihdr[11] != 0 || interlace > 1)
       return std::nullopt;
     const uLong crc = crc32(crc32(0L, Z_NULL, 0), data.data() + 12, 17);
-    if (crc != be32(data.data() + 29))
+    if (crc != read32be(data.data() + 29))
       return std::nullopt;
 
     enum { Complete, Truncated, Corrupt } status = Truncated;
@@ -79,7 +82,7 @@ public:
         end = data.size();
         break;
       }
-      const uint32_t len = be32(data.data() + p);
+      const uint32_t len = read32be(data.data() + p);
       if (len > 0x7fffffffu || !isChunkType(data.data() + p + 4)) {
         status = Corrupt;
         end = p;

@@ -1,102 +1,83 @@
-// The one list of sniffers, and sniff(). Adding a content kind: one file plus one line here.
+// The one list of content kinds and their sniffers, read from kinds.def. Adding a kind: one row
+// there plus the sniffer's file; nothing here changes.
 #include "common.h"
 
 #include <algorithm>
+#include <array>
 
 namespace dumpsift {
 
 using namespace sniffimpl;
 
+namespace {
+
+struct KindRow {
+  ContentKind kind;
+  const char *name;
+  const char *extension;
+  std::unique_ptr<Sniffer> (*factory)(); // nullptr for the statistical kinds
+  int priority;
+};
+
+constexpr KindRow kKinds[] = {
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
+  {ContentKind::kind, name, extension, factory, priority},
+#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension)                                           \
+  {ContentKind::kind, name, extension, nullptr, 0},
+#include "dumpsift/sniff/kinds.def"
+};
+
+} // namespace
+
+llvm::StringRef kindName(ContentKind kind) {
+  return kKinds[static_cast<size_t>(kind)].name;
+}
+
+llvm::StringRef kindExtension(ContentKind kind) {
+  return kKinds[static_cast<size_t>(kind)].extension;
+}
+
+std::optional<ContentKind> parseKind(llvm::StringRef name) {
+  for (const KindRow &row : kKinds)
+    if (name == row.name)
+      return row.kind;
+  return std::nullopt;
+}
+
+const std::vector<ContentKind> &allKinds() {
+  static const std::vector<ContentKind> kinds = [] {
+    std::vector<ContentKind> list;
+    for (const KindRow &row : kKinds)
+      list.push_back(row.kind);
+    return list;
+  }();
+  return kinds;
+}
+
 const std::vector<std::unique_ptr<Sniffer>> &sniffers() {
   static const std::vector<std::unique_ptr<Sniffer>> list = [] {
-    std::vector<std::unique_ptr<Sniffer>> l;
-    // Priority order: strong binary signatures first, weak ones (zlib's two bytes) last.
-    l.push_back(makeJpegSniffer());
-    l.push_back(makePngSniffer());
-    l.push_back(makeGifSniffer());
-    l.push_back(makeWebpSniffer());
-    l.push_back(makeBmpSniffer());
-    l.push_back(makeGzipSniffer());
-    l.push_back(makeZstdSniffer());
-    l.push_back(makeZipSniffer());
-    l.push_back(makePdfSniffer());
-    l.push_back(makeAmqpSniffer());
-    l.push_back(makeAwsChunkedSniffer());
-    l.push_back(makeHttpSniffer());
-    l.push_back(makeHtmlSniffer());
-    l.push_back(makeXmlSniffer());
-    l.push_back(makeJsonSniffer());
-    l.push_back(makeZlibSniffer());
-    return l;
+    std::vector<const KindRow *> rows;
+    for (const KindRow &row : kKinds)
+      if (row.factory)
+        rows.push_back(&row);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const KindRow *a, const KindRow *b) { return a->priority < b->priority; });
+    std::vector<std::unique_ptr<Sniffer>> made;
+    for (const KindRow *row : rows)
+      made.push_back(row->factory());
+    return made;
   }();
   return list;
 }
 
-namespace {
-
-/// Embedded candidates validated per sniffer and buffer: bounds the work on hostile buffers full
-/// of near-miss signatures.
-constexpr unsigned kMaxCandidatesPerSniffer = 16;
-
-/// The earliest signature kind starting in [1, kEmbeddedWindow), with its offset set; nullopt
-/// when none validates. Each sniffer searches only before the best offset found so far, so a tie
-/// goes to the sniffer listed first.
-std::optional<SniffResult> sniffEmbedded(Bytes buffer) {
-  const size_t window = std::min(buffer.size(), Sniffer::kEmbeddedWindow);
-  size_t best = Sniffer::kNoCandidate;
-  std::optional<SniffResult> best_result;
-  for (const auto &sniffer : sniffers()) {
-    size_t from = 1;
-    for (unsigned tries = 0; tries < kMaxCandidatesPerSniffer; ++tries) {
-      const size_t limit = std::min(window, best);
-      if (from >= limit)
-        break;
-      const size_t pos = sniffer->findCandidate(buffer, from, limit);
-      if (pos == Sniffer::kNoCandidate || pos < from || pos >= limit)
-        break;
-      Bytes at = buffer.drop_front(pos);
-      if (sniffer->quickCheck(at.take_front(Sniffer::kHeadBytes))) {
-        if (std::optional<SniffResult> result = sniffer->validate(at)) {
-          best = pos;
-          result->offset = pos;
-          best_result = std::move(result);
-          break;
-        }
-      }
-      from = pos + 1;
-    }
-  }
-  return best_result;
-}
-
-/// sniff() without the exception guard.
-SniffResult sniffUnguarded(Bytes buffer) {
-  const Bytes head = buffer.take_front(Sniffer::kHeadBytes);
-  for (const auto &sniffer : sniffers()) {
-    if (!sniffer->quickCheck(head))
-      continue;
-    if (std::optional<SniffResult> result = sniffer->validate(buffer)) {
-      result->offset = 0;
-      return std::move(*result);
-    }
-  }
-  if (std::optional<SniffResult> result = sniffEmbedded(buffer))
-    return std::move(*result);
-  if (std::optional<SniffResult> result = classifyStatistics(buffer))
-    return std::move(*result);
-  return makeResult(ContentKind::Unknown, buffer.size());
-}
-
-} // namespace
-
-SniffResult sniff(llvm::ArrayRef<uint8_t> buffer) {
-  try {
-    return sniffUnguarded(buffer);
-  } catch (...) { // only std::bad_alloc can get here; the contract is "never fails"
-    SniffResult result;
-    result.length = buffer.size();
-    return result;
-  }
+const Sniffer *snifferFor(ContentKind kind) {
+  static const std::array<const Sniffer *, std::size(kKinds)> by_kind = [] {
+    std::array<const Sniffer *, std::size(kKinds)> table{};
+    for (const auto &sniffer : sniffers())
+      table[static_cast<size_t>(sniffer->kind())] = sniffer.get();
+    return table;
+  }();
+  return by_kind[static_cast<size_t>(kind)];
 }
 
 } // namespace dumpsift

@@ -214,7 +214,9 @@ Utf16Run scanUtf16(Bytes d, size_t start, bool big_endian, bool bom) {
   const size_t n = std::min(d.size(), start + 2 * kUtf16ScanUnits);
   uint8_t high = 0;
   size_t i = start;
-  auto unit = [&](size_t at) { return big_endian ? be16(d.data() + at) : le16(d.data() + at); };
+  auto unit = [&](size_t at) {
+    return big_endian ? read16be(d.data() + at) : read16le(d.data() + at);
+  };
   while (i + 2 <= n) {
     if (!bom && run.units == kUtf16Checkpoint && run.ascii * 2 < run.units &&
         run.same_high * 5 < run.non_ascii * 4) {

@@ -270,7 +270,7 @@ Token jsonString(Bytes d, size_t n, size_t &i) {
             i = std::min(i + k, n);
             return Token::Cut;
           }
-          if (hexValue(d[i + k]) < 0)
+          if (!llvm::isHexDigit(d[i + k]))
             return Token::Bad;
         }
         i += 6;

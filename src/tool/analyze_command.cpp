@@ -1,8 +1,12 @@
+// `dumpsift analyze DUMP`: the large buffers of every heap, sniffed and grouped; the summary, the
+// JSON report, and with --extract the buffers as files (docs/cli.md, docs/extraction.md).
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/report/manifest.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/atomic_file.h"
-#include "dumpsift/support/hex.h"
+#include "dumpsift/support/error.h"
+#include "dumpsift/support/sizes.h"
 #include "options.h"
 #include "progress.h"
 #include "tool.h"
@@ -28,22 +32,20 @@ struct ExtractArgs {
 
 /// Validates the extraction options of `raw` into `options` (sizes accept 64K/1M/1G/0x10000).
 llvm::Error resolveExtract(const ExtractArgs &raw, ExtractOptions &options) {
-  auto bad = [](const std::string &what) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", what.c_str());
-  };
   if (!raw.group.empty()) {
     options.group_size = parseSize(raw.group);
     if (!options.group_size)
-      return bad("--group: '" + raw.group + "' is not a size (a group's exact size, e.g. 135152)");
+      return createError("--group: '" + raw.group +
+                         "' is not a size (a group's exact size, e.g. 135152)");
   }
   std::optional<uint64_t> max_bytes = parseSize(raw.max_bytes);
   if (!max_bytes)
-    return bad("--max-bytes: '" + raw.max_bytes + "' is not a size (e.g. 1G, 500M)");
+    return createError("--max-bytes: '" + raw.max_bytes + "' is not a size (e.g. 1G, 500M)");
   options.max_bytes = *max_bytes;
   if (!raw.max_files.empty()) {
     std::optional<uint64_t> max_files = parseSize(raw.max_files);
     if (!max_files)
-      return bad("--max-files: '" + raw.max_files + "' is not a number");
+      return createError("--max-files: '" + raw.max_files + "' is not a number");
     options.max_files = *max_files;
   }
   options.raw = raw.raw;
@@ -52,13 +54,9 @@ llvm::Error resolveExtract(const ExtractArgs &raw, ExtractOptions &options) {
   return llvm::Error::success();
 }
 
-struct AnalyzeArgs {
+struct AnalyzeCommandArgs {
   std::string dump;
-  RawFilters filters;
-  std::vector<std::string> walkers;
-  bool no_region_scan = false;
-  unsigned threads = 0;
-  std::string group_by = "size";
+  AnalyzeArgs analysis;
   size_t top = 10;
   bool json = false;
   std::string report;
@@ -68,30 +66,21 @@ struct AnalyzeArgs {
   ExtractArgs extract;
 };
 
-llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
-  AnalyzeOptions options;
-  if (llvm::Error e = resolveFilters(args.filters, options))
-    return e;
-  options.walkers = args.walkers;
-  options.region_scan = !args.no_region_scan;
-  options.threads = args.threads;
-  if (args.group_by == "size,kind" || args.group_by == "kind")
-    options.group_by = GroupBy::SizeKind;
-  else if (args.group_by != "size")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--group-by: '%s' is not 'size' or 'size,kind'",
-                                   args.group_by.c_str());
+llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
+  llvm::Expected<AnalyzeOptions> options = resolveAnalyzeOptions(args.analysis);
+  if (!options)
+    return options.takeError();
   ExtractOptions extract_options;
   if (llvm::Error e = resolveExtract(args.extract, extract_options))
     return e;
 
   auto snapshot = openDump(args.dump);
   if (!snapshot)
-    return fileError(args.dump, snapshot.takeError());
+    return llvm::createFileError(args.dump, snapshot.takeError());
   (*snapshot)->executable_file = args.exe;
   AddressSpace memory(**snapshot);
   Progress progress(!args.quiet && stderrIsTerminal(), args.timings);
-  Analysis analysis = analyze(memory, options, [&](llvm::StringRef phase, uint64_t d, uint64_t t) {
+  Analysis analysis = analyze(memory, *options, [&](llvm::StringRef phase, uint64_t d, uint64_t t) {
     progress.update(phase, d, t);
   });
 
@@ -99,7 +88,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
   if (!args.extract.dir.empty()) {
     extraction.emplace();
     if (llvm::Error e = extractBuffers(
-            memory, analysis.buffers, args.extract.dir, extract_options, *extraction,
+            memory, analysis.buffers, args.extract.dir, extract_options, writeManifest, *extraction,
             [&](llvm::StringRef phase, uint64_t d, uint64_t t) { progress.update(phase, d, t); }))
       return e;
   }
@@ -112,7 +101,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
             writeReportJson(**snapshot, analysis, extracted, out);
             return llvm::Error::success();
           }))
-        return fileError(args.report, std::move(e));
+        return llvm::createFileError(args.report, std::move(e));
     progress.finish();
     if (args.json) {
       writeReportJson(**snapshot, analysis, extracted, llvm::outs());
@@ -137,25 +126,13 @@ llvm::Expected<int> runAnalyze(const AnalyzeArgs &args) {
 } // namespace
 
 void addAnalyzeCommand(CLI::App &app, Runner &runner) {
-  auto args = std::make_shared<AnalyzeArgs>();
+  auto args = std::make_shared<AnalyzeCommandArgs>();
   CLI::App *cmd = app.add_subcommand(
       "analyze", "Find the large buffers in every heap, sniff what they hold, group them by size");
   cmd->add_option("dump", args->dump, "ELF core or minidump")->required();
-  cmd->add_option("--min-size", args->filters.min_size,
-                  "Smallest buffer to report, in bytes (64K, 1M accepted)")
-      ->capture_default_str();
-  cmd->add_option("--max-size", args->filters.max_size, "Largest buffer to report");
-  cmd->add_option("--kind", args->filters.kinds, "Only buffers of this kind (repeatable)");
-  cmd->add_option("--state", args->filters.state, "used, free, unknown or all")
-      ->capture_default_str();
-  cmd->add_option("--walker", args->walkers, "Only this heap walker (repeatable)");
+  addAnalyzeOptions(*cmd, args->analysis, "Analysis");
   cmd->add_option("--exe", args->exe,
                   "The dumped program's executable, for its symbols (docs/cli.md)");
-  cmd->add_flag("--no-region-scan", args->no_region_scan,
-                "Do not scan memory that no heap walker claims");
-  cmd->add_option("--threads", args->threads, "Threads for sniffing (default: all cores)");
-  cmd->add_option("--group-by", args->group_by, "size, or size,kind (one row per size and kind)")
-      ->capture_default_str();
   cmd->add_option("--top", args->top, "Rows in the group table")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the JSON report on stdout instead of the summary");
   cmd->add_option("--report", args->report, "Write the JSON report to this file (atomically)");

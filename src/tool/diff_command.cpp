@@ -1,8 +1,11 @@
 // `dumpsift diff BASE NEW`: what changed between two reports (or dumps), and whether it exceeds
 // the thresholds given (docs/ci.md).
-#include "dumpsift/report/compare.h"
-#include "dumpsift/support/hex.h"
+#include "dumpsift/compare/diff.h"
+#include "dumpsift/report/comparison.h"
+#include "dumpsift/support/error.h"
+#include "dumpsift/support/sizes.h"
 #include "options.h"
+#include "report_input.h"
 #include "tool.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -18,12 +21,7 @@ namespace {
 struct DiffArgs {
   std::string before;
   std::string after;
-  // How dump inputs are analyzed (ignored for report inputs).
-  RawFilters filters;
-  std::vector<std::string> walkers;
-  bool no_region_scan = false;
-  unsigned threads = 0;
-  std::string group_by = "size";
+  AnalyzeArgs analysis; // how dump inputs are analyzed (ignored for report inputs)
   // Thresholds.
   std::vector<std::string> max_growth;
   std::string max_new_bytes;
@@ -34,25 +32,6 @@ struct DiffArgs {
   bool all = false;
 };
 
-// An error about an option's value.
-llvm::Error optionError(const std::string &what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", what.c_str());
-}
-
-// The analyze options for dump inputs, validated like `analyze` does.
-llvm::Error resolveAnalyzeOptions(const DiffArgs &args, AnalyzeOptions &options) {
-  if (llvm::Error e = resolveFilters(args.filters, options))
-    return e;
-  options.walkers = args.walkers;
-  options.region_scan = !args.no_region_scan;
-  options.threads = args.threads;
-  if (args.group_by == "size,kind" || args.group_by == "kind")
-    options.group_by = GroupBy::SizeKind;
-  else if (args.group_by != "size")
-    return optionError("--group-by: '" + args.group_by + "' is not 'size' or 'size,kind'");
-  return llvm::Error::success();
-}
-
 // "--max-growth 10%" (percent) or "--max-growth 1M" (bytes); each form at most once.
 llvm::Error resolveLimits(const DiffArgs &args, DiffLimits &limits) {
   for (const std::string &text : args.max_growth) {
@@ -61,62 +40,49 @@ llvm::Error resolveLimits(const DiffArgs &args, DiffLimits &limits) {
       char *end = nullptr;
       double pct = number.empty() ? -1 : std::strtod(number.c_str(), &end);
       if (number.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0)
-        return optionError("--max-growth: '" + text + "' is not a percentage (e.g. 10%)");
+        return createError("--max-growth: '" + text + "' is not a percentage (e.g. 10%)");
       if (limits.max_growth_percent)
-        return optionError("--max-growth: a percentage is given twice");
+        return createError("--max-growth: a percentage is given twice");
       limits.max_growth_percent = pct;
     } else {
       std::optional<uint64_t> bytes = parseSize(text);
       if (!bytes)
-        return optionError("--max-growth: '" + text +
+        return createError("--max-growth: '" + text +
                            "' is neither a percentage (10%) nor a size (65536, 64K, 1M)");
       if (limits.max_growth_bytes)
-        return optionError("--max-growth: a size is given twice");
+        return createError("--max-growth: a size is given twice");
       limits.max_growth_bytes = *bytes;
     }
   }
   if (!args.max_new_bytes.empty()) {
     std::optional<uint64_t> bytes = parseSize(args.max_new_bytes);
     if (!bytes)
-      return optionError("--max-new-bytes: '" + args.max_new_bytes +
+      return createError("--max-new-bytes: '" + args.max_new_bytes +
                          "' is not a size (e.g. 0, 65536, 64K, 1M)");
     limits.max_new_bytes = *bytes;
   }
   if (!args.max_new_findings.empty()) {
     std::optional<uint64_t> n = parseSize(args.max_new_findings);
     if (!n || args.max_new_findings.find_first_not_of("0123456789") != std::string::npos)
-      return optionError("--max-new-findings: '" + args.max_new_findings + "' is not a count");
+      return createError("--max-new-findings: '" + args.max_new_findings + "' is not a count");
     limits.max_new_findings = *n;
   }
   return llvm::Error::success();
 }
 
-// One side of the diff: a report file as is, or a dump analyzed with `options`. Errors name the
-// path. `was_dump` tells which it was.
-llvm::Expected<ReportFigures> loadSide(const std::string &path, const AnalyzeOptions &options,
-                                       bool &was_dump) {
-  auto report = loadReportOrDump(path, options, &was_dump);
-  if (!report)
-    return fileError(path, report.takeError());
-  auto figures = readFigures(*report);
-  if (!figures)
-    return fileError(path, figures.takeError());
-  return figures;
-}
-
 llvm::Expected<int> runDiff(const DiffArgs &args, bool analyze_options_given) {
-  AnalyzeOptions options;
-  if (llvm::Error e = resolveAnalyzeOptions(args, options))
-    return e;
+  llvm::Expected<AnalyzeOptions> options = resolveAnalyzeOptions(args.analysis);
+  if (!options)
+    return options.takeError();
   DiffLimits limits;
   if (llvm::Error e = resolveLimits(args, limits))
     return e;
 
   bool before_dump = false, after_dump = false;
-  auto before = loadSide(args.before, options, before_dump);
+  auto before = loadFigures(args.before, *options, before_dump);
   if (!before)
     return before.takeError();
-  auto after = loadSide(args.after, options, after_dump);
+  auto after = loadFigures(args.after, *options, after_dump);
   if (!after)
     return after.takeError();
   if (analyze_options_given && !before_dump && !after_dump)
@@ -126,9 +92,7 @@ llvm::Expected<int> runDiff(const DiffArgs &args, bool analyze_options_given) {
   ReportDiff diff = diffReports(*before, *after);
   std::vector<Regression> regressions = findRegressions(diff, limits);
   if (args.json)
-    std::cout << diffJson(diff, regressions, args.before, args.after)
-                     .dump(2, ' ', false, Json::error_handler_t::replace)
-              << "\n";
+    writeDiffJson(diff, regressions, args.before, args.after, std::cout);
   else
     writeDiffText(diff, regressions, args.before, args.after,
                   DiffTextOptions{args.all ? 0 : args.top, args.all}, std::cout);
@@ -157,29 +121,9 @@ void addDiffCommand(CLI::App &app, Runner &runner) {
   cmd->add_option("--top", args->top, "Rows of changed size groups in the text (0: all)")
       ->capture_default_str();
   cmd->add_flag("--all", args->all, "Also list unchanged kinds and groups in the text");
-  // For dump inputs: the same options as `analyze`.
-  std::vector<CLI::Option *> analyze_options = {
-      cmd->add_option("--min-size", args->filters.min_size,
-                      "Dump inputs: smallest buffer to report (64K, 1M accepted)")
-          ->capture_default_str(),
-      cmd->add_option("--max-size", args->filters.max_size, "Dump inputs: largest buffer"),
-      cmd->add_option("--kind", args->filters.kinds, "Dump inputs: only this kind (repeatable)")
-          ->allow_extra_args(false),
-      cmd->add_option("--state", args->filters.state, "Dump inputs: used, free, unknown or all")
-          ->capture_default_str(),
-      cmd->add_option("--walker", args->walkers, "Dump inputs: only this heap walker")
-          ->allow_extra_args(false),
-      cmd->add_flag("--no-region-scan", args->no_region_scan,
-                    "Dump inputs: do not scan memory that no heap walker claims"),
-      cmd->add_option("--threads", args->threads, "Dump inputs: threads for sniffing"),
-      cmd->add_option("--group-by", args->group_by, "Dump inputs: size, or size,kind")
-          ->capture_default_str(),
-  };
-  cmd->callback([&runner, args, analyze_options] {
-    bool given = false;
-    for (CLI::Option *o : analyze_options)
-      given = given || o->count() > 0;
-    runner = [args, given] { return runDiff(*args, given); };
+  CLI::Option_group *analysis = addAnalyzeOptions(*cmd, args->analysis, "Analysis of dump inputs");
+  cmd->callback([&runner, args, analysis] {
+    runner = [args, given = anyGiven(*analysis)] { return runDiff(*args, given); };
   });
 }
 

@@ -1,10 +1,13 @@
 // `dumpsift extract DUMP --address ADDR [--out FILE]`: writes the one buffer that holds an address
 // (or its decoded payload) as a file.
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/report/manifest.h"
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "tool.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
 
@@ -22,11 +25,6 @@ struct ExtractCmdArgs {
   bool json = false;
 };
 
-/// An error with a plain message.
-llvm::Error usageError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
-}
-
 /// The item of `items` the arguments ask for: the buffer, its aws-chunked payload, or an AMQP
 /// message body; an error that says what the buffer offers otherwise.
 llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &items,
@@ -34,7 +32,7 @@ llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &i
   const std::string where = hexAddress(buffer.allocation.address);
   if (!args.payload && args.body == 0) {
     if (items.empty() || items.front().file.role != ExtractRole::Buffer)
-      return usageError("the buffer at " + where + " has none of its bytes in the dump");
+      return createError("the buffer at " + where + " has none of its bytes in the dump");
     return &items.front();
   }
   unsigned bodies = 0;
@@ -45,20 +43,20 @@ llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &i
       return &item;
   }
   if (bodies)
-    return usageError("--body " + std::to_string(args.body) + ": the amqp buffer at " + where +
-                      " holds " + std::to_string(bodies) + " message bodies");
-  return usageError("the buffer at " + where + " holds " + kindName(buffer.content.kind).str() +
-                    ", which has no payload to decode (aws-chunked and amqp do)");
+    return createError("--body " + std::to_string(args.body) + ": the amqp buffer at " + where +
+                       " holds " + std::to_string(bodies) + " message bodies");
+  return createError("the buffer at " + where + " holds " + kindName(buffer.content.kind).str() +
+                     ", which has no payload to decode (aws-chunked and amqp do)");
 }
 
 llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
   std::optional<uint64_t> address = parseHexAddress(args.address);
   if (!address)
-    return usageError("--address: '" + args.address + "' is not an address (e.g. 0x7f12a4c01010)");
+    return createError("--address: '" + args.address + "' is not an address (e.g. 0x7f12a4c01010)");
 
   auto snapshot = openDump(args.dump);
   if (!snapshot)
-    return fileError(args.dump, snapshot.takeError());
+    return llvm::createFileError(args.dump, snapshot.takeError());
   AddressSpace memory(**snapshot);
   Diagnostics diags;
   llvm::Expected<Buffer> buffer = locateBuffer(memory, *address, diags);
@@ -73,13 +71,15 @@ llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
 
   const std::string path = args.out.empty() ? (*item)->file.name : args.out;
   if (!args.force && llvm::sys::fs::exists(path))
-    return usageError("'" + path + "': the file already exists (--force replaces it)");
+    return llvm::createFileError(path,
+                                 createError("the file already exists (--force replaces it)"));
   llvm::Expected<ExtractedFile> file = writeItem(**item, path, /*overwrite=*/true);
   if (!file)
     return file.takeError();
 
   if (args.json) {
-    std::cout << manifestLine(*file, path) << "\n";
+    writeManifestLine(*file, path, llvm::outs());
+    llvm::outs().flush();
   } else {
     std::cout << "wrote " << path << ": " << file->size << " bytes of "
               << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "") << " from "

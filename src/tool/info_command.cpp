@@ -1,3 +1,4 @@
+// `dumpsift info DUMP`: what the dump holds (docs/cli.md).
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/report/info.h"
 #include "tool.h"
@@ -23,10 +24,9 @@ void addInfoCommand(CLI::App &app, Runner &runner) {
     runner = [options]() -> llvm::Expected<int> {
       auto snapshot = openDump(options->dump);
       if (!snapshot)
-        return fileError(options->dump, snapshot.takeError());
+        return llvm::createFileError(options->dump, snapshot.takeError());
       if (options->json)
-        std::cout << infoJson(**snapshot).dump(2, ' ', false, Json::error_handler_t::replace)
-                  << "\n";
+        writeInfoJson(**snapshot, std::cout);
       else
         writeInfoText(**snapshot, std::cout);
       return kExitOk;

@@ -8,11 +8,6 @@
 
 namespace dumpsift::tool {
 
-llvm::Error fileError(const std::string &path, llvm::Error cause) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s': %s", path.c_str(),
-                                 llvm::toString(std::move(cause)).c_str());
-}
-
 bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) != 0;
 }
@@ -24,7 +19,7 @@ int main(int argc, char **argv) {
   CLI::App app{"dumpsift: find, group, sniff and extract the large buffers in a process memory "
                "dump (ELF core or minidump)."};
   app.name("dumpsift");
-  app.set_version_flag("--version", std::string("dumpsift ") + dumpsift::kToolVersion);
+  app.set_version_flag("--version", std::string("dumpsift ") + dumpsift::toolVersion().str());
   app.require_subcommand(1);
 
   Runner runner;

@@ -1,42 +1,77 @@
 #include "options.h"
 
-#include "dumpsift/support/hex.h"
+#include "dumpsift/support/error.h"
+#include "dumpsift/support/sizes.h"
 
 namespace dumpsift::tool {
 
-llvm::Error resolveFilters(const RawFilters &raw, AnalyzeOptions &options) {
-  auto bad = [](const std::string &what) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", what.c_str());
-  };
-  std::optional<uint64_t> min = parseSize(raw.min_size);
+CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
+                                     const std::string &group_name) {
+  CLI::Option_group *group =
+      command.add_option_group(group_name, "How a dump is analyzed (docs/cli.md)");
+  group
+      ->add_option("--min-size", args.min_size,
+                   "Smallest buffer to report, in bytes (64K, 1M accepted)")
+      ->capture_default_str();
+  group->add_option("--max-size", args.max_size, "Largest buffer to report");
+  group->add_option("--kind", args.kinds, "Only buffers of this kind (repeatable)")
+      ->allow_extra_args(false);
+  group->add_option("--state", args.state, "used, free, unknown or all")->capture_default_str();
+  group->add_option("--walker", args.walkers, "Only this heap walker (repeatable)")
+      ->allow_extra_args(false);
+  group->add_flag("--no-region-scan", args.no_region_scan,
+                  "Do not scan memory that no heap walker claims");
+  group->add_option("--threads", args.threads, "Threads for sniffing (default: all cores)");
+  group->add_option("--group-by", args.group_by, "size, or size,kind (one row per size and kind)")
+      ->capture_default_str();
+  return group;
+}
+
+bool anyGiven(const CLI::Option_group &group) {
+  for (const CLI::Option *option : group.get_options())
+    if (option->count() > 0)
+      return true;
+  return false;
+}
+
+llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
+  AnalyzeOptions options;
+  std::optional<uint64_t> min = parseSize(args.min_size);
   if (!min)
-    return bad("--min-size: '" + raw.min_size + "' is not a size (e.g. 65536, 64K, 1M)");
+    return createError("--min-size: '" + args.min_size + "' is not a size (e.g. 65536, 64K, 1M)");
   options.min_size = *min;
-  if (!raw.max_size.empty()) {
-    std::optional<uint64_t> max = parseSize(raw.max_size);
+  if (!args.max_size.empty()) {
+    std::optional<uint64_t> max = parseSize(args.max_size);
     if (!max)
-      return bad("--max-size: '" + raw.max_size + "' is not a size");
+      return createError("--max-size: '" + args.max_size + "' is not a size");
     options.max_size = *max;
   }
-  for (const std::string &k : raw.kinds) {
+  for (const std::string &k : args.kinds) {
     std::optional<ContentKind> kind = parseKind(k);
     if (!kind) {
       std::string names;
       for (ContentKind known : allKinds())
         names += (names.empty() ? "" : ", ") + kindName(known).str();
-      return bad("--kind: unknown kind '" + k + "' (known: " + names + ")");
+      return createError("--kind: unknown kind '" + k + "' (known: " + names + ")");
     }
     options.kinds.push_back(*kind);
   }
-  if (raw.state == "used")
+  if (args.state == "used")
     options.state = AllocState::Used;
-  else if (raw.state == "free")
+  else if (args.state == "free")
     options.state = AllocState::Free;
-  else if (raw.state == "unknown")
+  else if (args.state == "unknown")
     options.state = AllocState::Unknown;
-  else if (raw.state != "all")
-    return bad("--state: '" + raw.state + "' is not one of used, free, unknown, all");
-  return llvm::Error::success();
+  else if (args.state != "all")
+    return createError("--state: '" + args.state + "' is not one of used, free, unknown, all");
+  options.walkers = args.walkers;
+  options.region_scan = !args.no_region_scan;
+  options.threads = args.threads;
+  if (args.group_by == "size,kind" || args.group_by == "kind")
+    options.group_by = GroupBy::SizeKind;
+  else if (args.group_by != "size")
+    return createError("--group-by: '" + args.group_by + "' is not 'size' or 'size,kind'");
+  return options;
 }
 
 } // namespace dumpsift::tool

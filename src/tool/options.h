@@ -1,25 +1,38 @@
-// Turning raw command-line strings into validated library options (the second stage of argument
-// parsing; CLI11 does the first).
+// The options that say how a dump is analyzed, declared once for every command that analyzes one:
+// `analyze`, and `diff` and `check` for inputs that are dumps. Arguments are taken in two stages:
+// CLI11 fills the raw strings, then resolveAnalyzeOptions validates them into library options.
 #pragma once
 
 #include "dumpsift/analysis/analysis.h"
 
 #include "llvm/Support/Error.h"
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 namespace dumpsift::tool {
 
-/// The buffer filters shared by `analyze`, `heap` and `extract`, as typed.
-struct RawFilters {
+/// The analysis options as typed.
+struct AnalyzeArgs {
   std::string min_size = "65536";
   std::string max_size;
   std::vector<std::string> kinds;
   std::string state = "all";
+  std::vector<std::string> walkers;
+  bool no_region_scan = false;
+  unsigned threads = 0;
+  std::string group_by = "size";
 };
 
-/// Validates `raw` into `options` (sizes accept 64K/1M/0x10000; kinds by report name).
-llvm::Error resolveFilters(const RawFilters &raw, AnalyzeOptions &options);
+/// Declares the analysis options on `command`, in one option group named `group_name`.
+CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
+                                     const std::string &group_name);
+
+/// True when any option of `group` was given on the command line.
+bool anyGiven(const CLI::Option_group &group);
+
+/// Validates `args` (sizes accept 64K/1M/0x10000; kinds by report name); errors name the option.
+llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args);
 
 } // namespace dumpsift::tool

@@ -1,6 +1,6 @@
 #include "progress.h"
 
-#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 
 #include <cstdio>
 

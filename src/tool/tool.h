@@ -24,9 +24,6 @@ void addExtractCommand(CLI::App &app, Runner &runner);
 void addDiffCommand(CLI::App &app, Runner &runner);
 void addCheckCommand(CLI::App &app, Runner &runner);
 
-/// An error about one file, printed as `'PATH': WHY`.
-llvm::Error fileError(const std::string &path, llvm::Error cause);
-
 /// True when progress may be drawn on stderr (a terminal, and not --quiet).
 bool stderrIsTerminal();
 

@@ -1,12 +1,14 @@
 // Findings: unit tests over hand-built analyses (buffers planted in a synthetic address space),
 // then the waste fixture end to end: a live process dumped with gcore, analyzed, and every finding
 // checked against the addresses and sizes the process printed.
+#include "analysis/waste_manifest.h"
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/analysis/findings.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
-#include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
+#include "support/dumps.h"
 #include "support/finding_numbers.h"
 #include "support/test_support.h"
 
@@ -117,15 +119,6 @@ std::vector<Finding> ofType(const std::vector<Finding> &all, const std::string &
   return out;
 }
 
-/// 364528 -> "364,528".
-std::string commas(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
 }
 
 /// True when the findings are in the documented order: bytes desc, type, first address.
@@ -465,31 +458,6 @@ TEST_CASE("findings: small waste is dropped, order is by bytes then type then ad
 
 namespace {
 
-/// The waste fixture's manifest, by buffer name: (address, usable size, content bytes).
-struct Planted3 {
-  uint64_t address, usable, content;
-};
-std::map<std::string, std::vector<Planted3>> byName(const std::vector<nlohmann::json> &manifest) {
-  std::map<std::string, std::vector<Planted3>> out;
-  for (const nlohmann::json &line : manifest) {
-    if (!line.contains("address"))
-      continue;
-    out[line["name"].get<std::string>()].push_back(
-        {*parseHexAddress(line["address"].get<std::string>()), line["usable_size"].get<uint64_t>(),
-         line["content_bytes"].get<uint64_t>()});
-  }
-  return out;
-}
-
-std::vector<uint64_t> addressesOf(const std::vector<Planted3> &planted, bool sorted) {
-  std::vector<uint64_t> out;
-  for (const Planted3 &p : planted)
-    out.push_back(p.address);
-  if (sorted)
-    std::sort(out.begin(), out.end());
-  return out;
-}
-
 /// The single finding of `type` whose addresses include `address` (REQUIREs exactly one).
 Finding findingWith(const std::vector<Finding> &all, const std::string &type, uint64_t address) {
   std::vector<Finding> hits;
@@ -505,17 +473,11 @@ Finding findingWith(const std::vector<Finding> &all, const std::string &type, ui
 } // namespace
 
 TEST_CASE("findings name the waste in a live process (waste fixture)") {
-  if (!canRunGcore()) {
-    WARN("gcore cannot attach here; skipped");
+  if (!gcoreOrSkipped())
     return;
-  }
   LiveProcess proc(fixtureProgram("waste"));
-  std::string core = scratchDir("findings_waste") + "/core";
-  proc.gcore(core);
-  auto snap = openDump(core);
-  if (!snap)
-    FAIL("openDump: " << llvm::toString(snap.takeError()));
-  AddressSpace memory(**snap);
+  std::unique_ptr<Snapshot> snap = dumpLive(proc, "findings_waste");
+  AddressSpace memory(*snap);
   auto planted = byName(proc.manifest());
   REQUIRE(planted["chain"].size() == 11);
   REQUIRE(planted["copy"].size() == 3);
@@ -609,44 +571,6 @@ TEST_CASE("findings name the waste in a live process (waste fixture)") {
     CHECK(findingNumber(f, "count") == 128);
     CHECK(f.bytes == 128 * planted["request"][0].usable);
   }
-  SECTION("the text summary says it in plain words") {
-    std::ostringstream text;
-    writeSummaryText(**snap, analysis, TextOptions{}, text);
-    std::string summary = text.str();
-    INFO(summary);
-    uint64_t copy = planted["copy"][0].usable;
-    CHECK(summary.find("  - 3 buffers of " + commas(copy) +
-                       " bytes hold the same 1024x640 jpeg: 2 redundant copies waste " +
-                       humanBytes(2 * copy) + "\n") != std::string::npos);
-    CHECK(
-        summary.find("  - a buffer grew x2 at a time from 264 to 266,224 bytes and left 10 "
-                     "outgrown arrays behind, each holding the start of the same jpeg stream: ") !=
-        std::string::npos);
-    CHECK(summary.find("  - 12 buffers of 1,052,656 bytes are entirely zero: 12.0 MiB holding "
-                       "nothing (pool buffers rented and returned, or memory allocated ahead of "
-                       "need)\n") != std::string::npos);
-    CHECK(
-        summary.find("  - a buffer of 1,052,656 bytes holds 102,400 bytes of json and then "
-                     "950,256 zero bytes: its capacity is far beyond its content (90% unused)\n") !=
-        std::string::npos);
-    CHECK(summary.find("  - 128 buffers of 72,008 bytes all hold json (8.8 MiB): likely one code "
-                       "path allocating a buffer per request, or a pool holding them\n") !=
-          std::string::npos);
-
-    // --top 2: the two largest findings, then one line counts the rest.
-    REQUIRE(all.size() > 3);
-    std::ostringstream top2;
-    writeSummaryText(**snap, analysis, TextOptions{2}, top2);
-    const std::string short_summary = top2.str();
-    INFO(short_summary);
-    CHECK(short_summary.find("  - " + all[0].explanation + "\n") != std::string::npos);
-    CHECK(short_summary.find("  - " + all[1].explanation + "\n") != std::string::npos);
-    if (all[2].explanation != all[0].explanation && all[2].explanation != all[1].explanation)
-      CHECK(short_summary.find(all[2].explanation) == std::string::npos);
-    CHECK(short_summary.find("  - and " + std::to_string(all.size() - 2) +
-                             " more findings in the JSON report") != std::string::npos);
-  }
-
   // With the default --min-size, the same chain is seen from 64 KiB up.
   AnalyzeOptions defaults;
   defaults.threads = 2;

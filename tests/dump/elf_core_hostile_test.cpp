@@ -3,6 +3,7 @@
 // must give an error with a cause or a partial result with warnings; never a crash.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
+#include "support/byte_builder.h"
 #include "support/test_support.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,33 +18,6 @@
 using namespace dumpsift;
 
 namespace {
-
-/// Little/big-endian byte writer for building test cores.
-struct Bytes {
-  bool little = true;
-  std::vector<uint8_t> data;
-
-  /// Writes `size` bytes of `value` at `at`, growing the buffer as needed.
-  void put(size_t at, uint64_t value, unsigned size) {
-    if (data.size() < at + size)
-      data.resize(at + size);
-    for (unsigned i = 0; i < size; ++i) {
-      unsigned shift = little ? 8 * i : 8 * (size - 1 - i);
-      data[at + i] = static_cast<uint8_t>(value >> shift);
-    }
-  }
-  /// Writes `size` bytes of `value` at the end.
-  void append(uint64_t value, unsigned size) { put(data.size(), value, size); }
-  /// Appends raw bytes.
-  void appendBytes(const std::vector<uint8_t> &bytes) {
-    data.insert(data.end(), bytes.begin(), bytes.end());
-  }
-  /// Appends zero bytes up to a multiple of `alignment`.
-  void padTo(size_t alignment) {
-    while (data.size() % alignment)
-      data.push_back(0);
-  }
-};
 
 /// Describes a small ELF core and writes it: ELF header, program headers (PT_NOTE first, then
 /// one PT_LOAD per load), the notes, then the segment data. Fields can be overridden to make
@@ -99,26 +73,22 @@ struct CoreBuilder {
 
   /// The core file's bytes.
   std::vector<uint8_t> build() const {
-    Bytes out;
-    out.little = little;
+    test::ByteWriter out{little};
     size_t phnum = 1 + loads.size();
     size_t phoff = ehdrSize();
     size_t notes_at = phoff + phnum * phdrSize();
     // Notes.
-    Bytes note_bytes;
-    note_bytes.little = little;
+    test::ByteWriter note_bytes{little};
     for (const Note &n : notes) {
       note_bytes.append(n.name.size() + 1, 4);
       note_bytes.append(n.descsz_override.value_or(n.desc.size()), 4);
       note_bytes.append(n.type, 4);
-      for (char c : n.name)
-        note_bytes.data.push_back(static_cast<uint8_t>(c));
-      note_bytes.data.push_back(0);
+      note_bytes.text(n.name).u8(0);
       note_bytes.padTo(4);
-      note_bytes.appendBytes(n.desc);
+      note_bytes.raw(n.desc);
       note_bytes.padTo(4);
     }
-    size_t data_at = notes_at + note_bytes.data.size();
+    size_t data_at = notes_at + note_bytes.bytes.size();
     size_t shoff = 0;
     if (xnum_count) {
       shoff = data_at;
@@ -128,8 +98,8 @@ struct CoreBuilder {
     // ELF header.
     const uint8_t ident[] = {0x7f, 'E', 'L', 'F', uint8_t(is64 ? 2 : 1), uint8_t(little ? 1 : 2),
                              1};
-    out.data.assign(ident, ident + sizeof ident);
-    out.data.resize(16, 0);
+    out.bytes.assign(ident, ident + sizeof ident);
+    out.bytes.resize(16, 0);
     out.append(4, 2); // e_type ET_CORE
     out.append(machine, 2);
     out.append(1, 4);                                   // e_version
@@ -143,7 +113,7 @@ struct CoreBuilder {
     out.append(xnum_count ? shdrSize() : 0, 2); // e_shentsize
     out.append(xnum_count ? 1 : 0, 2);          // e_shnum
     out.append(0, 2);                           // e_shstrndx
-    REQUIRE(out.data.size() == ehdrSize());
+    REQUIRE(out.bytes.size() == ehdrSize());
 
     // Program headers.
     auto phdr = [&](uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t filesz,
@@ -167,35 +137,34 @@ struct CoreBuilder {
         out.append(0x1000, 4);
       }
     };
-    phdr(4 /*PT_NOTE*/, 4, notes_at, 0, note_bytes.data.size(), 0);
+    phdr(4 /*PT_NOTE*/, 4, notes_at, 0, note_bytes.bytes.size(), 0);
     size_t offset = data_at;
     for (const Load &l : loads) {
       phdr(1 /*PT_LOAD*/, l.flags, l.offset_override.value_or(offset), l.vaddr,
            l.filesz_override.value_or(l.data.size()), l.memsz);
       offset += l.data.size();
     }
-    REQUIRE(out.data.size() == notes_at);
-    out.appendBytes(note_bytes.data);
+    REQUIRE(out.bytes.size() == notes_at);
+    out.raw(note_bytes.bytes);
     if (xnum_count) {
       // Section header 0: everything 0 but sh_info (the program header count).
-      size_t at = out.data.size();
-      out.data.resize(at + shdrSize(), 0);
+      size_t at = out.bytes.size();
+      out.bytes.resize(at + shdrSize(), 0);
       out.put(at + (is64 ? 44 : 28), *xnum_count, 4);
     }
     for (const Load &l : loads)
-      out.appendBytes(l.data);
-    return out.data;
+      out.raw(l.data);
+    return out.bytes;
   }
 
   /// A desc of `size` zero bytes with (offset, value, width) fields set, in this core's order.
   std::vector<uint8_t>
   desc(size_t size, std::initializer_list<std::tuple<size_t, uint64_t, unsigned>> fields) const {
-    Bytes b;
-    b.little = little;
-    b.data.resize(size, 0);
+    test::ByteWriter b{little};
+    b.bytes.resize(size, 0);
     for (auto [at, value, width] : fields)
       b.put(at, value, width);
-    return b.data;
+    return b.bytes;
   }
 
   /// An NT_FILE desc: word count, word page_size, {start, end, ofs}[], then NUL-ended paths.
@@ -203,8 +172,7 @@ struct CoreBuilder {
   fileNote(uint64_t page_size,
            const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &entries,
            std::optional<uint64_t> count_override = std::nullopt) const {
-    Bytes b;
-    b.little = little;
+    test::ByteWriter b{little};
     b.append(count_override.value_or(entries.size()), word());
     b.append(page_size, word());
     for (const auto &[start, end, ofs, path] : entries) {
@@ -214,23 +182,21 @@ struct CoreBuilder {
     }
     for (const auto &entry : entries) {
       const std::string &path = std::get<3>(entry);
-      b.data.insert(b.data.end(), path.begin(), path.end());
-      b.data.push_back(0);
+      b.text(path).u8(0);
     }
-    return b.data;
+    return b.bytes;
   }
 
   /// An NT_AUXV desc of (type, value) words ending with AT_NULL.
   std::vector<uint8_t> auxv(const std::vector<std::pair<uint64_t, uint64_t>> &pairs) const {
-    Bytes b;
-    b.little = little;
+    test::ByteWriter b{little};
     for (auto [type, value] : pairs) {
       b.append(type, word());
       b.append(value, word());
     }
     b.append(0, word());
     b.append(0, word());
-    return b.data;
+    return b.bytes;
   }
 };
 

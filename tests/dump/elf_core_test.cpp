@@ -244,10 +244,8 @@ TEST_CASE("elf core: the committed hold_buffers core matches its manifest") {
 }
 
 TEST_CASE("elf core: a live gcore of hold_buffers matches what the program printed") {
-  if (!test::canRunGcore()) {
-    WARN("gcore cannot attach here (ptrace not permitted); skipped");
+  if (!test::gcoreOrSkipped())
     return;
-  }
   std::string program = test::fixtureProgram("hold_buffers");
   test::LiveProcess process(program);
   std::string core = test::scratchDir("elf_core_live") + "/hold_buffers.core";

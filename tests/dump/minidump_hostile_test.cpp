@@ -6,6 +6,7 @@
 #include "../../src/dump/minidump_streams.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
+#include "support/byte_builder.h"
 #include "support/test_support.h"
 
 #include <algorithm>
@@ -34,38 +35,6 @@ enum : uint32_t {
   LinuxCmdLineType = 0x47670006,
   LinuxAuxvType = 0x47670008,
   LinuxMapsType = 0x47670009,
-};
-
-// Growing byte buffer with little-endian appends and patches.
-struct Bytes {
-  std::vector<uint8_t> v;
-
-  Bytes &u8(uint8_t x) {
-    v.push_back(x);
-    return *this;
-  }
-  Bytes &u16(uint16_t x) { return u8(x & 0xff).u8(x >> 8); }
-  Bytes &u32(uint32_t x) { return u16(x & 0xffff).u16(x >> 16); }
-  Bytes &u64(uint64_t x) {
-    return u32(static_cast<uint32_t>(x)).u32(static_cast<uint32_t>(x >> 32));
-  }
-  Bytes &raw(const std::vector<uint8_t> &b) {
-    v.insert(v.end(), b.begin(), b.end());
-    return *this;
-  }
-  Bytes &text(std::string_view s) {
-    v.insert(v.end(), s.begin(), s.end());
-    return *this;
-  }
-  Bytes &zeros(size_t n) {
-    v.insert(v.end(), n, 0);
-    return *this;
-  }
-  void patch32(size_t at, uint32_t x) {
-    for (int i = 0; i < 4; ++i)
-      v.at(at + i) = static_cast<uint8_t>(x >> (8 * i));
-  }
-  size_t size() const { return v.size(); }
 };
 
 // Lays out: a 32-byte header, a directory of `slots` 12-byte entries at offset 32, then blobs and
@@ -106,9 +75,9 @@ public:
   void entry(uint32_t type, uint32_t size, uint32_t rva) {
     REQUIRE(used_ < slots_);
     size_t at = 32 + 12 * size_t(used_++);
-    out.patch32(at, type);
-    out.patch32(at + 4, size);
-    out.patch32(at + 8, rva);
+    out.put(at, type, 4);
+    out.put(at + 4, size, 4);
+    out.put(at + 8, rva, 4);
   }
 
   // The next offset a blob or stream will get.
@@ -116,10 +85,10 @@ public:
 
   std::vector<uint8_t> finish() {
     REQUIRE(used_ == slots_);
-    return out.v;
+    return out.bytes;
   }
 
-  Bytes out;
+  test::ByteWriter out;
 
 private:
   uint32_t slots_;
@@ -128,7 +97,7 @@ private:
 
 // MINIDUMP_SYSTEM_INFO, 56 bytes.
 std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
-  Bytes b;
+  test::ByteWriter b;
   b.u16(arch)        // +0  ProcessorArchitecture
       .u16(6)        // +2  ProcessorLevel
       .u16(0)        // +4  ProcessorRevision
@@ -143,7 +112,7 @@ std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
       .u16(0)        // +30 Reserved2
       .zeros(24);    // +32 Cpu
   REQUIRE(b.size() == 56);
-  return b.v;
+  return b.bytes;
 }
 
 constexpr uint16_t kAmd64 = 9, kX86 = 0;
@@ -151,9 +120,9 @@ constexpr uint32_t kWin32NT = 2, kLinux = 0x8201;
 
 // MINIDUMP_MISC_INFO with MINIDUMP_MISC1_PROCESS_ID.
 std::vector<uint8_t> miscInfo(uint32_t pid) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(24).u32(1).u32(pid).u32(0).u32(0).u32(0);
-  return b.v;
+  return b.bytes;
 }
 
 struct Desc {
@@ -164,21 +133,21 @@ struct Desc {
 
 // MINIDUMP_MEMORY_LIST: u32 count, then {u64 start, u32 DataSize, u32 Rva}.
 std::vector<uint8_t> memoryList(const std::vector<Desc> &ranges, uint32_t count_override = 0) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(count_override ? count_override : static_cast<uint32_t>(ranges.size()));
   for (const Desc &d : ranges)
     b.u64(d.start).u32(d.size).u32(d.rva);
-  return b.v;
+  return b.bytes;
 }
 
 // MINIDUMP_MEMORY64_LIST: u64 count, u64 BaseRva, then {u64 start, u64 DataSize}.
 std::vector<uint8_t> memory64List(uint64_t count, uint64_t base_rva,
                                   const std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
-  Bytes b;
+  test::ByteWriter b;
   b.u64(count).u64(base_rva);
   for (auto [start, size] : ranges)
     b.u64(start).u64(size);
-  return b.v;
+  return b.bytes;
 }
 
 struct Info {
@@ -195,7 +164,7 @@ constexpr uint32_t kPrivate = 0x20000, kMapped = 0x40000, kImage = 0x1000000;
 // 48-byte MINIDUMP_MEMORY_INFO entries.
 std::vector<uint8_t> memoryInfoList(const std::vector<Info> &entries, uint32_t entry_size = 48,
                                     uint64_t count_override = 0) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(16).u32(entry_size).u64(count_override ? count_override : entries.size());
   for (const Info &e : entries) {
     b.u64(e.base)       // +0  BaseAddress
@@ -208,7 +177,7 @@ std::vector<uint8_t> memoryInfoList(const std::vector<Info> &entries, uint32_t e
         .u32(e.type)    // +40 Type
         .u32(0);        // +44 __alignment2
   }
-  return b.v;
+  return b.bytes;
 }
 
 struct ThreadDesc {
@@ -223,7 +192,7 @@ struct ThreadDesc {
 // MINIDUMP_THREAD_LIST: u32 count, then 48-byte MINIDUMP_THREAD entries.
 std::vector<uint8_t> threadList(const std::vector<ThreadDesc> &threads,
                                 uint32_t count_override = 0) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(count_override ? count_override : static_cast<uint32_t>(threads.size()));
   for (const ThreadDesc &t : threads) {
     b.u32(t.tid)             // +0  ThreadId
@@ -237,7 +206,7 @@ std::vector<uint8_t> threadList(const std::vector<ThreadDesc> &threads,
         .u32(t.context_size) // +40 ThreadContext.DataSize
         .u32(t.context_rva); // +44 ThreadContext.Rva
   }
-  return b.v;
+  return b.bytes;
 }
 
 struct ModuleDesc {
@@ -250,7 +219,7 @@ struct ModuleDesc {
 
 // MINIDUMP_MODULE_LIST: u32 count, then 108-byte MINIDUMP_MODULE entries.
 std::vector<uint8_t> moduleList(const std::vector<ModuleDesc> &modules) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(static_cast<uint32_t>(modules.size()));
   for (const ModuleDesc &m : modules) {
     b.u64(m.base)        // +0  BaseOfImage
@@ -266,36 +235,36 @@ std::vector<uint8_t> moduleList(const std::vector<ModuleDesc> &modules) {
         .u64(0)          // +92 Reserved0
         .u64(0);         // +100 Reserved1
   }
-  return b.v;
+  return b.bytes;
 }
 
 // MINIDUMP_STRING of an ASCII string: u32 length in bytes, UTF-16LE, a NUL unit.
 std::vector<uint8_t> mdString(std::string_view ascii) {
-  Bytes b;
+  test::ByteWriter b;
   b.u32(static_cast<uint32_t>(2 * ascii.size()));
   for (char c : ascii)
     b.u16(static_cast<uint8_t>(c));
   b.u16(0);
-  return b.v;
+  return b.bytes;
 }
 
 // A Windows AMD64 CONTEXT (1232 bytes) with ContextFlags at 0x30 and Rsp at 0x98.
 std::vector<uint8_t> amd64Context(uint64_t rsp) {
-  Bytes b;
+  test::ByteWriter b;
   b.zeros(1232);
-  b.patch32(0x30, 0x0010000b); // CONTEXT_AMD64 | CONTROL | INTEGER | SEGMENTS
-  b.patch32(0x98, static_cast<uint32_t>(rsp));
-  b.patch32(0x9c, static_cast<uint32_t>(rsp >> 32));
-  return b.v;
+  b.put(0x30, 0x0010000b, 4); // CONTEXT_AMD64 | CONTROL | INTEGER | SEGMENTS
+  b.put(0x98, static_cast<uint32_t>(rsp), 4);
+  b.put(0x9c, static_cast<uint32_t>(rsp >> 32), 4);
+  return b.bytes;
 }
 
 // A Windows x86 CONTEXT (716 bytes) with Esp at 0xc4.
 std::vector<uint8_t> x86Context(uint32_t esp) {
-  Bytes b;
+  test::ByteWriter b;
   b.zeros(716);
-  b.patch32(0, 0x0001003f);
-  b.patch32(0xc4, esp);
-  return b.v;
+  b.put(0, 0x0001003f, 4);
+  b.put(0xc4, esp, 4);
+  return b.bytes;
 }
 
 // `n` bytes counting up from `first`.
@@ -409,12 +378,12 @@ std::vector<uint8_t> windowsDump() {
   uint32_t stack_rva = w.blob(pattern(0x100, 0x10));
   uint32_t ctx_rva = w.blob(amd64Context(0x20080));
   uint32_t name_rva = w.blob(mdString("C:\\app\\demo.exe"));
-  Bytes cv;
+  test::ByteWriter cv;
   cv.text("RSDS");
   for (int i = 0; i < 16; ++i)
     cv.u8(static_cast<uint8_t>(i * 0x11)); // GUID bytes 00 11 22 ... ff
   cv.u32(0x2a).text("demo.pdb").u8(0);
-  uint32_t cv_rva = w.blob(cv.v);
+  uint32_t cv_rva = w.blob(cv.bytes);
   uint32_t code_rva = w.blob("MZ demo image..."); // 16 bytes
   uint32_t heap_rva = w.blob(pattern(0x20, 0xa0));
   w.blob(pattern(0x10, 0x40)); // the second Memory64List range, right after the first
@@ -542,9 +511,9 @@ TEST_CASE("minidump: hand-made Linux dump reads LinuxMaps, status, cmdline and a
            "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0                [vdso]\n");
   w.stream(LinuxProcStatusType, "Name:\tdemo\nUmask:\t0022\nTgid:\t4321\nNgid:\t0\nPid:\t4322\n");
   w.stream(LinuxCmdLineType, std::string_view("/usr/bin/demo\0--flag\0value\0", 27));
-  Bytes auxv;
+  test::ByteWriter auxv;
   auxv.u64(6).u64(4096).u64(9).u64(0x400100).u64(0).u64(0).u64(7).u64(7); // after AT_NULL: ignored
-  w.stream(LinuxAuxvType, auxv.v);
+  w.stream(LinuxAuxvType, auxv.bytes);
   w.stream(MemoryListType, memoryList({{0x700000, 64, heap_rva},
                                        {0x7f0000000000, 32, anon_rva},
                                        {0x7ffc00020000, 0x100, stack_rva}}));
@@ -676,13 +645,14 @@ TEST_CASE("minidump: broken headers and directories give one-line errors") {
   bad_version[5] = 0x12;
   CHECK(errorOf(bad_version) == "unsupported minidump version 0x1234 (expected 0xa793)");
 
-  Bytes past;
+  test::ByteWriter past;
   past.u32(0x504d444d).u32(0xa793).u32(1).u32(0x1000).u32(0).u32(0).u64(0).zeros(32);
-  CHECK(errorOf(past.v) == "stream directory at 0x1000 lies past the end of the file (64 bytes)");
+  CHECK(errorOf(past.bytes) ==
+        "stream directory at 0x1000 lies past the end of the file (64 bytes)");
 
-  Bytes cut;
+  test::ByteWriter cut;
   cut.u32(0x504d444d).u32(0xa793).u32(3).u32(32).u32(0).u32(0).u64(0).zeros(8);
-  CHECK(errorOf(cut.v) == "stream directory at 0x20 is cut short by the end of the file");
+  CHECK(errorOf(cut.bytes) == "stream directory at 0x20 is cut short by the end of the file");
 }
 
 TEST_CASE("minidump: a directory claiming 2^32-1 streams reads the entries the file holds") {
@@ -846,9 +816,9 @@ TEST_CASE("minidump: lists with lying counts and locations") {
   uint32_t data_rva = w.blob(pattern(16, 0));
   uint32_t name_rva = w.blob(mdString("ok"));
   // A module name whose length word claims 4 GiB: at most 64 KiB is read, clipped to the file.
-  Bytes huge_name;
+  test::ByteWriter huge_name;
   huge_name.u32(0xffffffff).u16('a').u16('b');
-  uint32_t huge_rva = w.blob(huge_name.v);
+  uint32_t huge_rva = w.blob(huge_name.bytes);
   w.stream(
       MemoryListType,
       memoryList({{0x1000, 16, data_rva}, {0x2000, 16, 0x7ffffff0}, {0x3000, 0x10000, data_rva}},

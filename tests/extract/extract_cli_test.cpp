@@ -27,27 +27,9 @@ CommandResult tool(const std::string &args) {
   return runCommand("'" + toolPath() + "' " + args);
 }
 
-/// JSON lines of a file.
-std::vector<nlohmann::json> jsonLines(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
-
 /// The story's planted buffers, as the committed core's manifest lists them.
 std::vector<nlohmann::json> storyManifest() {
-  return jsonLines(sourceDir() + "/fixtures/cores/story.manifest.jsonl");
-}
-
-/// sha256sum's digest of a file.
-std::string sha256sum(const std::string &path) {
-  CommandResult r = runCommand("sha256sum '" + path + "'");
-  REQUIRE(r.exit_code == 0);
-  return r.out.substr(0, 64);
+  return readJsonLines(sourceDir() + "/fixtures/cores/story.manifest.jsonl");
 }
 
 /// sha256sum's digest of `bytes`.
@@ -55,15 +37,6 @@ std::string sha256Of(const ByteVec &bytes) {
   const std::string path = scratchDir("extract-cli-sha") + "/bytes";
   writeFileBytes(path, bytes);
   return sha256sum(path);
-}
-
-/// The names in `dir`, sorted.
-std::vector<std::string> listDir(const std::string &dir) {
-  std::vector<std::string> names;
-  for (const auto &entry : stdfs::directory_iterator(dir))
-    names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 /// Manifest entries by (address, role, body).
@@ -91,7 +64,7 @@ void checkOneLineError(const CommandResult &r) {
 /// Every file in `dir` is the manifest or listed in it, whole (size and SHA-256), and no temporary
 /// file is left: what a stopped extraction keeps.
 void checkOnlyCompleteFiles(const std::string &dir) {
-  std::vector<nlohmann::json> manifest = jsonLines(dir + "/manifest.jsonl");
+  std::vector<nlohmann::json> manifest = readJsonLines(dir + "/manifest.jsonl");
   std::vector<std::string> expected{"manifest.jsonl"};
   for (const nlohmann::json &m : manifest) {
     const std::string path = dir + "/" + m["path"].get<std::string>();
@@ -156,7 +129,7 @@ TEST_CASE("extract CLI: the story core, every planted buffer as a file people ca
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Extracted ") != std::string::npos);
 
-  std::vector<nlohmann::json> manifest = jsonLines(dir + "/manifest.jsonl");
+  std::vector<nlohmann::json> manifest = readJsonLines(dir + "/manifest.jsonl");
   checkOnlyCompleteFiles(dir);
   Entries entries(manifest);
   for (const nlohmann::json &p : storyManifest()) {
@@ -225,12 +198,12 @@ TEST_CASE("extract CLI: the story core, every planted buffer as a file people ca
   SECTION("filters: --kind and --group") {
     REQUIRE(tool("analyze '" + core + "' -q --kind jpeg --extract '" + base + "/jpeg'").exit_code ==
             0);
-    for (const nlohmann::json &m : jsonLines(base + "/jpeg/manifest.jsonl"))
+    for (const nlohmann::json &m : readJsonLines(base + "/jpeg/manifest.jsonl"))
       CHECK(m["kind"] == "jpeg");
     REQUIRE(
         tool("analyze '" + core + "' -q --group 266224 --extract '" + base + "/zeros'").exit_code ==
         0);
-    std::vector<nlohmann::json> zeros = jsonLines(base + "/zeros/manifest.jsonl");
+    std::vector<nlohmann::json> zeros = readJsonLines(base + "/zeros/manifest.jsonl");
     CHECK(zeros.size() == 3);
     for (const nlohmann::json &m : zeros)
       CHECK(m["kind"] == "zero");
@@ -238,7 +211,7 @@ TEST_CASE("extract CLI: the story core, every planted buffer as a file people ca
   SECTION("--dedupe: the three zero buffers become one file listing three addresses") {
     REQUIRE(tool("analyze '" + core + "' -q --dedupe --group 266224 --extract '" + base + "/dd'")
                 .exit_code == 0);
-    std::vector<nlohmann::json> dd = jsonLines(base + "/dd/manifest.jsonl");
+    std::vector<nlohmann::json> dd = readJsonLines(base + "/dd/manifest.jsonl");
     REQUIRE(dd.size() == 1);
     CHECK(dd[0]["addresses"].size() == 3);
     CHECK(listDir(base + "/dd").size() == 2);
@@ -316,7 +289,7 @@ TEST_CASE("extract CLI: clear errors, and nothing partial left behind") {
     CHECK(r.err.find("manifest.jsonl") != std::string::npos);
     checkOnlyCompleteFiles(base + "/limit");
     uint64_t total = 0;
-    std::vector<nlohmann::json> kept = jsonLines(base + "/limit/manifest.jsonl");
+    std::vector<nlohmann::json> kept = readJsonLines(base + "/limit/manifest.jsonl");
     for (const nlohmann::json &m : kept)
       total += m["size"].get<uint64_t>();
     CHECK(!kept.empty());
@@ -338,7 +311,7 @@ TEST_CASE("extract CLI: clear errors, and nothing partial left behind") {
     checkOneLineError(r);
     CHECK(r.err.find("File too large") != std::string::npos);
     checkOnlyCompleteFiles(base + "/full-disk");
-    CHECK(jsonLines(base + "/full-disk/manifest.jsonl").size() >= 1);
+    CHECK(readJsonLines(base + "/full-disk/manifest.jsonl").size() >= 1);
   }
   SECTION("extraction options need --extract") {
     CommandResult r = tool("analyze '" + core + "' -q --raw");
@@ -348,10 +321,8 @@ TEST_CASE("extract CLI: clear errors, and nothing partial left behind") {
 }
 
 TEST_CASE("extract CLI: a live story process, every file against the planted bytes") {
-  if (!canRunGcore()) {
-    WARN("gcore cannot attach here: skipped");
+  if (!gcoreOrSkipped())
     return;
-  }
   LiveProcess story(fixtureProgram("story"));
   const std::string base = scratchDir("extract-cli-live");
   const std::string core = base + "/story.core", dir = base + "/out";
@@ -359,7 +330,7 @@ TEST_CASE("extract CLI: a live story process, every file against the planted byt
   CommandResult r = tool("analyze '" + core + "' -q --extract '" + dir + "'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  Entries entries(jsonLines(dir + "/manifest.jsonl"));
+  Entries entries(readJsonLines(dir + "/manifest.jsonl"));
 
   std::vector<ByteVec> slices; // the JPEG slices' planted bytes, in order
   for (const nlohmann::json &p : story.manifest()) {

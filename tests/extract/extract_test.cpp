@@ -1,11 +1,9 @@
-// The extractor on synthetic snapshots: buffers placed at known addresses, sniffed as analyze()
-// would, then extracted. Files are compared byte for byte with what was placed, the manifest's
-// SHA-256 with sha256sum's, and JPEGs are decoded with libjpeg-turbo. aws-chunked and AMQP bytes
-// are built here from the specifications, sharing no code with src/.
+// The extractor on synthetic snapshots (extract_fixtures.h): buffers placed at known addresses,
+// sniffed as analyze() would, then extracted. Files are compared byte for byte with what was
+// placed, their SHA-256 with sha256sum's, and JPEGs are decoded with libjpeg-turbo. The manifest
+// here lists names only: its JSON lines are the report layer's (tests/report/manifest_test.cpp).
 #include "dumpsift/extract/extract.h"
-#include "dumpsift/report/report.h"
-#include "dumpsift/support/hex.h"
-#include "sniff/sniff_test_util.h"
+#include "extract/extract_fixtures.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -22,150 +20,19 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-/// A snapshot whose memory is a set of byte vectors placed at chosen addresses (one region and
-/// one memory range each). Keeps the bytes alive for the snapshot's views.
-class SyntheticDump {
-public:
-  /// Places `bytes` at `address`; the region is `mapped` bytes long (>= bytes.size(): the rest is
-  /// mapped but not captured).
-  void place(uint64_t address, ByteVec bytes, uint64_t mapped = 0) {
-    Region r;
-    r.start = address;
-    r.size = std::max<uint64_t>(mapped, bytes.size());
-    r.captured = bytes.size();
-    r.cls = RegionClass::Heap;
-    r.perms.read = r.perms.write = true;
-    storage_.push_back(std::make_unique<ByteVec>(std::move(bytes)));
-    snapshot_.regions.push_back(r);
-    snapshot_.memory.push_back({address, llvm::ArrayRef<uint8_t>(*storage_.back())});
-  }
-  /// The address space over everything placed (built on the first call: place() no more after).
-  const AddressSpace &memory() {
-    if (memory_)
-      return *memory_;
-    auto by_start = [](const auto &a, const auto &b) { return a.start < b.start; };
-    std::sort(snapshot_.regions.begin(), snapshot_.regions.end(), by_start);
-    std::sort(snapshot_.memory.begin(), snapshot_.memory.end(), by_start);
-    memory_ = std::make_unique<AddressSpace>(snapshot_);
-    return *memory_;
-  }
-
-private:
-  std::vector<std::unique_ptr<ByteVec>> storage_;
-  Snapshot snapshot_;
-  std::unique_ptr<AddressSpace> memory_;
-};
-
-/// A used malloc-style buffer of `size` bytes at `address`, captured and sniffed as analyze() does.
-Buffer bufferAt(const AddressSpace &memory, uint64_t address, uint64_t size) {
-  Buffer b;
-  b.allocation.address = address;
-  b.allocation.size = size;
-  b.allocation.chunk_address = address - 16;
-  b.allocation.chunk_size = size + 16;
-  b.allocation.state = AllocState::Used;
-  llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
-  b.captured = payload.size();
-  b.content = sniff(payload);
-  return b;
+/// The manifest these tests write: one file name a line.
+void writeNames(const Extraction &extraction, llvm::raw_ostream &out) {
+  for (const ExtractedFile &file : extraction.files)
+    out << file.name << '\n';
 }
 
-/// `bytes` followed by zeros up to `size`.
-ByteVec padded(ByteVec bytes, size_t size) {
-  bytes.resize(size, 0);
-  return bytes;
-}
-
-/// A signed aws-chunked body: one chunk per element of `chunks`, then the final chunk.
-ByteVec awsChunked(const std::vector<ByteVec> &chunks) {
-  const std::string signature(64, 'a');
-  char head[32];
-  ByteVec out;
-  for (const ByteVec &c : chunks) {
-    snprintf(head, sizeof head, "%zx", c.size());
-    append(out, std::string(head) + ";chunk-signature=" + signature + "\r\n");
-    append(out, c);
-    append(out, "\r\n");
-  }
-  append(out, "0;chunk-signature=" + signature + "\r\n\r\n");
-  return out;
-}
-
-/// An AMQP 0-9-1 frame: type, channel, size (big-endian), payload, frame-end 0xCE.
-ByteVec amqpFrame(uint8_t type, uint16_t channel, const ByteVec &payload) {
-  ByteVec f;
-  putBe(f, type, 1);
-  putBe(f, channel, 2);
-  putBe(f, payload.size(), 4);
-  append(f, payload);
-  f.push_back(0xCE);
-  return f;
-}
-
-/// basic.publish + content header + the body in frames of the given sizes.
-ByteVec amqpPublish(const ByteVec &body, const std::vector<size_t> &frame_sizes) {
-  ByteVec method;
-  putBe(method, 60, 2);
-  putBe(method, 40, 2);
-  putBe(method, 0, 2);
-  method.push_back(7);
-  append(method, "uploads");
-  method.push_back(4);
-  append(method, "json");
-  method.push_back(0);
-  ByteVec header;
-  putBe(header, 60, 2);
-  putBe(header, 0, 2);
-  putBe(header, body.size(), 8);
-  putBe(header, 0, 2); // no properties
-  ByteVec out = amqpFrame(1, 1, method);
-  append(out, amqpFrame(2, 1, header));
-  size_t at = 0;
-  for (size_t n : frame_sizes) {
-    append(out, amqpFrame(3, 1, ByteVec(body.begin() + at, body.begin() + at + n)));
-    at += n;
-  }
-  REQUIRE(at == body.size());
-  return out;
-}
-
-/// JSON text of about `n` bytes.
-ByteVec jsonText(size_t n, int seed) {
-  std::string s = "[";
-  for (int i = 0; s.size() < n; ++i)
-    s += (i ? ", " : "") + std::string("{\"id\": ") + std::to_string(i * seed) + ", \"ok\": true}";
-  s += "]";
-  return bytesOf(s);
-}
-
-/// The file's bytes.
-ByteVec fileBytes(const std::string &dir, const std::string &name) {
-  return readFileBytes(dir + "/" + name);
-}
-
-/// sha256sum's digest of a file (an implementation independent of LLVM's).
-std::string sha256sum(const std::string &path) {
-  CommandResult r = runCommand("sha256sum '" + path + "'");
-  REQUIRE(r.exit_code == 0);
-  return r.out.substr(0, 64);
-}
-
-/// The manifest's lines.
-std::vector<nlohmann::json> manifestOf(const std::string &dir) {
+/// The names the manifest in `dir` lists.
+std::vector<std::string> manifestNames(const std::string &dir) {
   std::ifstream in(dir + "/manifest.jsonl");
   REQUIRE(in.good());
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
-
-/// The names in `dir`, sorted.
-std::vector<std::string> listDir(const std::string &dir) {
   std::vector<std::string> names;
-  for (const auto &entry : stdfs::directory_iterator(dir))
-    names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
+  for (std::string line; std::getline(in, line);)
+    names.push_back(line);
   return names;
 }
 
@@ -207,40 +74,6 @@ ByteVec joined(const ExtractItem &item) {
     append(out, piece);
   return out;
 }
-
-/// The placed content used by several tests.
-struct Story {
-  ByteVec jpeg = contentFixture("photo_baseline.jpg");
-  ByteVec png = contentFixture("image.png");
-  ByteVec json1 = jsonText(9000, 3), json2 = jsonText(5000, 7);
-  ByteVec aws, amqp;
-  SyntheticDump dump;
-  std::vector<Buffer> buffers;
-  static constexpr uint64_t kJpeg = 0x100000, kHalfJpeg = 0x200000, kPng = 0x300000,
-                            kAws = 0x400000, kAmqp = 0x500000;
-
-  Story() {
-    const size_t half = jpeg.size() / 2;
-    aws = awsChunked(
-        {ByteVec(jpeg.begin(), jpeg.begin() + half), ByteVec(jpeg.begin() + half, jpeg.end())});
-    amqp = amqpPublish(json1, {4000, json1.size() - 4000});
-    append(amqp, amqpPublish(json2, {json2.size()}));
-    ByteVec png_at_64(64, 0);
-    append(png_at_64, png);
-    dump.place(kJpeg, padded(jpeg, jpeg.size() + 1000));
-    dump.place(kHalfJpeg, ByteVec(jpeg.begin(), jpeg.begin() + half));
-    dump.place(kPng, padded(png_at_64, png_at_64.size() + 300));
-    dump.place(kAws, padded(aws, aws.size() + 500));
-    dump.place(kAmqp, padded(amqp, amqp.size() + 700));
-    const AddressSpace &memory = dump.memory();
-    buffers.push_back(bufferAt(memory, kJpeg, jpeg.size() + 1000));
-    buffers.push_back(bufferAt(memory, kHalfJpeg, half));
-    buffers.push_back(bufferAt(memory, kPng, png_at_64.size() + 300));
-    buffers.push_back(bufferAt(memory, kAws, aws.size() + 500));
-    buffers.push_back(bufferAt(memory, kAmqp, amqp.size() + 700));
-  }
-  const AddressSpace &memory() { return dump.memory(); }
-};
 
 } // namespace
 
@@ -314,30 +147,27 @@ TEST_CASE("extract: items are named by address, size and kind, and hold the cont
   }
 }
 
-TEST_CASE("extract: every file whole, its SHA-256 in the manifest, JPEGs decode") {
+TEST_CASE("extract: every file whole, its SHA-256 recorded, JPEGs decode") {
   Story s;
   const std::string dir = scratchDir("extract-all") + "/out"; // created by the extractor
   Extraction result;
-  llvm::Error e = extractBuffers(s.memory(), s.buffers, dir, ExtractOptions{}, result);
+  llvm::Error e = extractBuffers(s.memory(), s.buffers, dir, ExtractOptions{}, writeNames, result);
   REQUIRE_FALSE(static_cast<bool>(e));
   REQUIRE(result.files.size() == 5 + 1 + 2); // five buffers, one payload, two bodies
 
   std::vector<std::string> expected_names{"manifest.jsonl"};
-  std::vector<nlohmann::json> manifest = manifestOf(dir);
+  std::vector<std::string> manifest = manifestNames(dir);
   REQUIRE(manifest.size() == result.files.size());
   for (size_t i = 0; i < manifest.size(); ++i) {
-    const nlohmann::json &m = manifest[i];
-    INFO(m.dump());
-    const std::string name = m["path"];
-    expected_names.push_back(name);
-    CHECK(name == result.files[i].name);
-    CHECK(name.find('/') == std::string::npos);
-    const ByteVec bytes = fileBytes(dir, name);
-    CHECK(bytes.size() == m["size"].get<uint64_t>());
-    CHECK(m["sha256"] == sha256sum(dir + "/" + name));
-    CHECK(m["sha256"] == result.files[i].sha256);
-    CHECK(m.contains("details"));
-    CHECK_FALSE(m.contains("addresses")); // only with dedupe
+    const ExtractedFile &f = result.files[i];
+    INFO(f.name);
+    expected_names.push_back(f.name);
+    CHECK(manifest[i] == f.name);
+    CHECK(f.name.find('/') == std::string::npos);
+    const ByteVec bytes = fileBytes(dir, f.name);
+    CHECK(bytes.size() == f.size);
+    CHECK(f.sha256 == sha256sum(dir + "/" + f.name));
+    CHECK(f.addresses.empty()); // only with dedupe
   }
   std::sort(expected_names.begin(), expected_names.end());
   CHECK(listDir(dir) == expected_names); // no temporary files left behind
@@ -349,46 +179,36 @@ TEST_CASE("extract: every file whole, its SHA-256 in the manifest, JPEGs decode"
   CHECK(decodeJpeg(fileBytes(dir, "0x400000-" + j + ".payload.jpg")) == Decoded::Ok);
   CHECK(fileBytes(dir, "0x500000-" + std::to_string(s.json1.size()) + ".body1.json") == s.json1);
 
-  // The truncated JPEG: decodes with libjpeg-turbo's warning, and the manifest says truncated.
+  // The truncated JPEG: decodes with libjpeg-turbo's warning, and its file is marked truncated.
   const std::string half = "0x200000-" + std::to_string(s.jpeg.size() / 2) + ".jpg";
   std::string warning;
   CHECK(decodeJpeg(fileBytes(dir, half), &warning) == Decoded::Warning);
   CHECK(warning.find("Premature end of JPEG file") != std::string::npos);
-  for (const nlohmann::json &m : manifest)
-    if (m["path"] == half) {
-      CHECK(m["truncated"] == true);
-      CHECK(m["details"]["truncated"] == true);
+  bool found = false;
+  for (const ExtractedFile &f : result.files)
+    if (f.name == half) {
+      found = true;
+      CHECK(f.truncated);
+      const DetailValue *truncated = f.details.get("truncated");
+      REQUIRE(truncated != nullptr);
+      CHECK(std::get<bool>(*truncated));
     }
-
-  // The report's section: the same objects, with the directory in the path.
-  Json section = extractedJson(result);
-  REQUIRE(section.size() == manifest.size());
-  CHECK(section[0]["path"] == dir + "/" + manifest[0]["path"].get<std::string>());
-  CHECK(section[0]["sha256"] == manifest[0]["sha256"]);
+  CHECK(found);
 }
 
 TEST_CASE("extract: --dedupe writes identical bytes once and lists every address") {
-  ByteVec jpeg = contentFixture("photo_gray.jpg");
-  SyntheticDump dump;
-  dump.place(0x10000, jpeg);
-  dump.place(0x20000, jpeg);
-  dump.place(0x30000, contentFixture("photo_baseline.jpg"));
-  dump.place(0x40000, jpeg);
-  const AddressSpace &memory = dump.memory();
-  std::vector<Buffer> buffers{
-      bufferAt(memory, 0x10000, jpeg.size()), bufferAt(memory, 0x20000, jpeg.size()),
-      bufferAt(memory, 0x30000, contentFixture("photo_baseline.jpg").size()),
-      bufferAt(memory, 0x40000, jpeg.size())};
+  DedupeStory s;
   const std::string dir = scratchDir("extract-dedupe");
   ExtractOptions options;
   options.dedupe = true;
   Extraction result;
-  REQUIRE_FALSE(static_cast<bool>(extractBuffers(memory, buffers, dir, options, result)));
+  REQUIRE_FALSE(
+      static_cast<bool>(extractBuffers(s.memory(), s.buffers, dir, options, writeNames, result)));
   CHECK(result.duplicates == 2);
-  std::vector<nlohmann::json> manifest = manifestOf(dir);
-  REQUIRE(manifest.size() == 2);
-  CHECK(manifest[0]["addresses"] == nlohmann::json({"0x10000", "0x20000", "0x40000"}));
-  CHECK(manifest[1]["addresses"] == nlohmann::json({"0x30000"}));
+  REQUIRE(result.files.size() == 2);
+  CHECK(manifestNames(dir).size() == 2);
+  CHECK(result.files[0].addresses == std::vector<uint64_t>{0x10000, 0x20000, 0x40000});
+  CHECK(result.files[1].addresses == std::vector<uint64_t>{0x30000});
   CHECK(listDir(dir).size() == 3);
 }
 
@@ -402,27 +222,29 @@ TEST_CASE("extract: directory checks, filters and limits") {
     const std::string dir = base + "/full";
     stdfs::create_directories(dir);
     writeFileBytes(dir + "/keep.txt", bytesOf("mine"));
-    llvm::Error e = extractBuffers(memory, s.buffers, dir, ExtractOptions{}, result);
+    llvm::Error e = extractBuffers(memory, s.buffers, dir, ExtractOptions{}, writeNames, result);
     REQUIRE(static_cast<bool>(e));
     CHECK_THAT(llvm::toString(std::move(e)), Catch::Contains("not empty"));
     CHECK(listDir(dir) == std::vector<std::string>{"keep.txt"});
     ExtractOptions force;
     force.force = true;
-    REQUIRE_FALSE(static_cast<bool>(extractBuffers(memory, s.buffers, dir, force, result)));
+    REQUIRE_FALSE(
+        static_cast<bool>(extractBuffers(memory, s.buffers, dir, force, writeNames, result)));
     CHECK(listDir(dir).size() == 1 + 8 + 1);
     CHECK(fileBytes(dir, "keep.txt") == bytesOf("mine"));
   }
   SECTION("a file where the directory should be") {
     writeFileBytes(base + "/file", bytesOf("x"));
-    llvm::Error e = extractBuffers(memory, s.buffers, base + "/file", ExtractOptions{}, result);
+    llvm::Error e =
+        extractBuffers(memory, s.buffers, base + "/file", ExtractOptions{}, writeNames, result);
     REQUIRE(static_cast<bool>(e));
     CHECK_THAT(llvm::toString(std::move(e)), Catch::Contains("not a directory"));
   }
   SECTION("--group keeps one exact size") {
     ExtractOptions options;
     options.group_size = s.buffers[3].allocation.size; // the aws-chunked buffer
-    REQUIRE_FALSE(
-        static_cast<bool>(extractBuffers(memory, s.buffers, base + "/g", options, result)));
+    REQUIRE_FALSE(static_cast<bool>(
+        extractBuffers(memory, s.buffers, base + "/g", options, writeNames, result)));
     REQUIRE(result.files.size() == 2);
     CHECK(result.files[0].kind == ContentKind::AwsChunked);
     CHECK(result.files[1].role == ExtractRole::Payload);
@@ -431,23 +253,25 @@ TEST_CASE("extract: directory checks, filters and limits") {
     ExtractOptions options;
     options.max_bytes = s.jpeg.size() + s.jpeg.size() / 2 + 10; // two JPEG files fit, not the PNG
     const std::string dir = base + "/limit";
-    llvm::Error e = extractBuffers(memory, s.buffers, dir, options, result);
+    llvm::Error e = extractBuffers(memory, s.buffers, dir, options, writeNames, result);
     REQUIRE(static_cast<bool>(e));
     const std::string message = llvm::toString(std::move(e));
     CHECK_THAT(message, Catch::Contains("byte limit reached"));
     CHECK_THAT(message, Catch::Contains("--max-bytes"));
     CHECK_THAT(message, Catch::Contains("stopped with 2 complete files"));
     REQUIRE(result.files.size() == 2);
-    std::vector<nlohmann::json> manifest = manifestOf(dir);
+    std::vector<std::string> manifest = manifestNames(dir);
     REQUIRE(manifest.size() == 2);
-    for (const nlohmann::json &m : manifest)
-      CHECK(m["sha256"] == sha256sum(dir + "/" + m["path"].get<std::string>()));
+    for (size_t i = 0; i < manifest.size(); ++i) {
+      CHECK(manifest[i] == result.files[i].name);
+      CHECK(result.files[i].sha256 == sha256sum(dir + "/" + manifest[i]));
+    }
     CHECK(listDir(dir).size() == 3); // the two files and the manifest: nothing partial
   }
   SECTION("--max-files") {
     ExtractOptions options;
     options.max_files = 3;
-    llvm::Error e = extractBuffers(memory, s.buffers, base + "/files", options, result);
+    llvm::Error e = extractBuffers(memory, s.buffers, base + "/files", options, writeNames, result);
     REQUIRE(static_cast<bool>(e));
     CHECK_THAT(llvm::toString(std::move(e)), Catch::Contains("file limit reached"));
     CHECK(result.files.size() == 3);
@@ -475,7 +299,8 @@ TEST_CASE("extract: bytes the dump did not capture are not invented") {
   Buffer none = bufferAt(empty.memory(), 0x80000, 0x10000);
   Extraction result;
   const std::string dir = scratchDir("extract-uncaptured");
-  REQUIRE_FALSE(static_cast<bool>(extractBuffers(empty.memory(), {none}, dir, {}, result)));
+  REQUIRE_FALSE(
+      static_cast<bool>(extractBuffers(empty.memory(), {none}, dir, {}, writeNames, result)));
   CHECK(result.files.empty());
   CHECK_FALSE(result.diagnostics.empty());
   CHECK(listDir(dir) == std::vector<std::string>{"manifest.jsonl"});
@@ -539,7 +364,7 @@ TEST_CASE("extract: memory does not grow with the buffer's size") {
       _exit(3);
     Extraction result;
     ExtractOptions options;
-    if (llvm::Error e = extractBuffers(memory, {b}, dir, options, result)) {
+    if (llvm::Error e = extractBuffers(memory, {b}, dir, options, writeNames, result)) {
       llvm::consumeError(std::move(e));
       _exit(1);
     }

@@ -1,12 +1,15 @@
 #include "fuzz_targets.h"
 
+#include "../../src/report/json_values.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/info.h"
 #include "dumpsift/sniff/framing.h"
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/support/utf8.h"
+#include "support/byte_builder.h"
 
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -84,7 +87,7 @@ void exerciseSnapshot(const Snapshot &snapshot, llvm::ArrayRef<uint8_t> file) {
                             [](const Region &a, const Region &b) { return a.start < b.start; }));
   ClassTotals totals = classTotals(snapshot);
   (void)totals;
-  infoJson(snapshot).dump();
+  detail::infoJson(snapshot).dump(); // throws, and so aborts, on a name that is not UTF-8
   AddressSpace memory(snapshot);
   for (const Region &r : snapshot.regions) {
     (void)memory.classify(r.start);
@@ -108,19 +111,6 @@ int openAndExercise(const uint8_t *data, size_t size) {
   }
   exerciseSnapshot(**snapshot, llvm::ArrayRef<uint8_t>(data, size));
   return 0;
-}
-
-/// Reads a little-endian integer of type T at `p` (which must hold sizeof(T) bytes).
-template <typename T> T loadLE(const uint8_t *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T> void appendLE(std::string &out, T v) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &v, sizeof(T));
-  out.append(bytes, sizeof(T));
 }
 
 /// Runs the walkers named in `names` over the fuzz process `data` (even when detect says no, so
@@ -268,7 +258,8 @@ std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size) {
     if (attrs == kAuxvRecord) {
       if (size - p < 17)
         break;
-      snap->auxv.push_back({loadLE<uint64_t>(data + p + 1), loadLE<uint64_t>(data + p + 9)});
+      snap->auxv.push_back({llvm::support::endian::read64le(data + p + 1),
+                            llvm::support::endian::read64le(data + p + 9)});
       p += 17;
       continue;
     }
@@ -276,9 +267,9 @@ std::unique_ptr<Snapshot> decodeFuzzProcess(const uint8_t *data, size_t size) {
       break;
     Decoded d;
     Region &r = d.region;
-    r.start = loadLE<uint64_t>(data + p + 1);
-    r.size = loadLE<uint32_t>(data + p + 9);
-    uint64_t captured = loadLE<uint32_t>(data + p + 13);
+    r.start = llvm::support::endian::read64le(data + p + 1);
+    r.size = llvm::support::endian::read32le(data + p + 9);
+    uint64_t captured = llvm::support::endian::read32le(data + p + 13);
     p += kRegionHeader;
     captured = std::min<uint64_t>({captured, r.size, size - p});
     d.bytes = llvm::ArrayRef<uint8_t>(data + p, captured);
@@ -350,14 +341,10 @@ std::string encodeFuzzProcess(const Snapshot &snapshot,
       return 6;
     return 7;
   };
-  std::string out;
-  out.push_back(char((snapshot.system.pointer_size == 4 ? 1 : 0) |
-                     (snapshot.system.os == "windows" ? 2 : 0)));
-  for (const auto &[type, value] : snapshot.auxv) {
-    out.push_back(char(kAuxvRecord));
-    appendLE<uint64_t>(out, type);
-    appendLE<uint64_t>(out, value);
-  }
+  test::ByteWriter out;
+  out.u8((snapshot.system.pointer_size == 4 ? 1 : 0) | (snapshot.system.os == "windows" ? 2 : 0));
+  for (const auto &[type, value] : snapshot.auxv)
+    out.u8(kAuxvRecord).u64(type).u64(value);
   size_t kept = 0;
   for (size_t i = 0; i < snapshot.regions.size() && kept < kMaxFuzzRegions; ++i) {
     const Region &r = snapshot.regions[i];
@@ -373,13 +360,9 @@ std::string encodeFuzzProcess(const Snapshot &snapshot,
     llvm::ArrayRef<uint8_t> bytes;
     if (range && range->start == r.start)
       bytes = range->bytes.take_front(std::min<uint64_t>(r.size, max_bytes_per_region));
-    out.push_back(char(attrs));
-    appendLE<uint64_t>(out, r.start);
-    appendLE<uint32_t>(out, uint32_t(r.size));
-    appendLE<uint32_t>(out, uint32_t(bytes.size()));
-    out.append(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    out.u8(attrs).u64(r.start).u32(uint32_t(r.size)).u32(uint32_t(bytes.size())).raw(bytes);
   }
-  return out;
+  return std::string(out.bytes.begin(), out.bytes.end());
 }
 
 } // namespace dumpsift::fuzz

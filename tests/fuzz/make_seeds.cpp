@@ -72,34 +72,23 @@ public:
   void nameFile(uint64_t start, uint8_t file) { files_[start] = file; }
 
   std::string encode() const {
-    std::string out(1, '\0');
-    out.push_back(char(fuzz::kAuxvRecord));
-    appendWord(out, 6, 8); // AT_PAGESZ
-    appendWord(out, 4096, 8);
-    for (const auto &[type, value] : auxv_) {
-      out.push_back(char(fuzz::kAuxvRecord));
-      appendWord(out, type, 8);
-      appendWord(out, value, 8);
-    }
+    test::ByteWriter out;
+    out.u8(0).u8(fuzz::kAuxvRecord);
+    out.u64(6).u64(4096); // AT_PAGESZ
+    for (const auto &[type, value] : auxv_)
+      out.u8(fuzz::kAuxvRecord).u64(type).u64(value);
     for (uint64_t start : addedOrder()) {
       const Block &r = regions().at(start);
       auto it = files_.find(start);
       const uint8_t file = it == files_.end() ? 0 : it->second;
       const unsigned cls = file ? unsigned(RegionClass::Image) : unsigned(RegionClass::Anonymous);
-      out.push_back(char(file | (cls << 3) | 0x40 | (file ? 0x80 : 0)));
-      appendWord(out, start, 8);
-      appendWord(out, r.size, 4);
-      appendWord(out, r.bytes.size(), 4);
-      out.append(r.bytes.begin(), r.bytes.end());
+      out.u8(uint8_t(file | (cls << 3) | 0x40 | (file ? 0x80 : 0)));
+      out.u64(start).u32(uint32_t(r.size)).u32(uint32_t(r.bytes.size())).raw(r.bytes);
     }
-    return out;
+    return std::string(out.bytes.begin(), out.bytes.end());
   }
 
 private:
-  static void appendWord(std::string &out, uint64_t v, unsigned n) {
-    for (unsigned i = 0; i < n; ++i)
-      out.push_back(char(v >> (8 * i)));
-  }
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
   std::vector<std::pair<uint64_t, uint64_t>> auxv_;
 };

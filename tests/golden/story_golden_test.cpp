@@ -34,15 +34,6 @@ std::string readText(const std::string &path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-/// `dumpsift ARGS` run from `dir`, with the result in the test's log.
-CommandResult tool(const std::string &dir, const std::string &args) {
-  CommandResult r = runCommand("cd '" + dir + "' && '" + toolPath() + "' " + args);
-  UNSCOPED_INFO("dumpsift " << args << "\nexit " << r.exit_code << "\nstdout:\n"
-                            << r.out << "stderr:\n"
-                            << r.err);
-  return r;
-}
-
 /// Analyzes the story core with the default options into `out`. The tool runs from the core's
 /// directory and gets the relative name "story.core", so the report's dump.path is the same on
 /// every machine.
@@ -50,7 +41,7 @@ void analyzeStory(const std::string &out) {
   std::string core = unpackedFixture("cores/story.core.xz");
   std::string dir = fs::path(core).parent_path().string();
   REQUIRE(fs::path(core).filename() == "story.core");
-  CommandResult r = tool(dir, "analyze story.core --quiet --report '" + out + "'");
+  CommandResult r = runTool(dir, "analyze story.core --quiet --report '" + out + "'");
   REQUIRE(r.exit_code == 0);
 }
 
@@ -119,12 +110,12 @@ TEST_CASE("the golden report names the dump by a relative path and holds the sto
 
 TEST_CASE("the story fixture passes fixtures/rules/story.rules.json, as a report and as a dump") {
   std::string dir = scratchDir("golden-rules");
-  CommandResult r = tool(dir, "check '" + goldenPath() + "' --rules '" + rulesPath() + "' -v");
+  CommandResult r = runTool(dir, "check '" + goldenPath() + "' --rules '" + rulesPath() + "' -v");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("FAIL") == std::string::npos);
 
-  r = tool(dir,
-           "check '" + unpackedFixture("cores/story.core.xz") + "' --rules '" + rulesPath() + "'");
+  r = runTool(dir, "check '" + unpackedFixture("cores/story.core.xz") + "' --rules '" +
+                       rulesPath() + "'");
   CHECK(r.exit_code == 0);
 }
 
@@ -164,29 +155,29 @@ TEST_CASE("a regressed story (a new 131,186-byte group, twice the JPEG bytes) fa
   std::string regressed = dir + "/regressed.report.json";
   std::ofstream(regressed) << report.dump(2) << "\n";
 
-  CommandResult r = tool(dir, "check regressed.report.json --rules '" + rulesPath() + "'");
+  CommandResult r = runTool(dir, "check regressed.report.json --rules '" + rulesPath() + "'");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("FAIL jpeg-bytes [kind jpeg]: bytes ") != std::string::npos);
   CHECK(r.out.find("FAIL no-131186-byte-group [size 131,186]: found 2 buffers, 262,372 bytes") !=
         std::string::npos);
 
-  r = tool(dir, "check regressed.report.json --rules '" + rulesPath() + "' --format github");
+  r = runTool(dir, "check regressed.report.json --rules '" + rulesPath() + "' --format github");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("::error file=") != std::string::npos);
 
-  r = tool(dir, "diff '" + goldenPath() +
-                    "' regressed.report.json --max-growth 50% "
-                    "--max-new-bytes 0");
+  r = runTool(dir, "diff '" + goldenPath() +
+                       "' regressed.report.json --max-growth 50% "
+                       "--max-new-bytes 0");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("REGRESSION kind jpeg: bytes grew +100.0%") != std::string::npos);
   CHECK(r.out.find("REGRESSION new groups: 1 new size group (131,186 used x2) holds 262,372 "
                    "bytes") != std::string::npos);
 
   // The golden against itself and against the core it came from: nothing to report.
-  r = tool(dir, "diff '" + goldenPath() + "' '" + goldenPath() +
-                    "' --max-growth 0% --max-new-bytes 0 --max-new-findings 0");
+  r = runTool(dir, "diff '" + goldenPath() + "' '" + goldenPath() +
+                       "' --max-growth 0% --max-new-bytes 0 --max-new-findings 0");
   CHECK(r.exit_code == 0);
-  r = tool(dir, "diff '" + goldenPath() + "' '" + unpackedFixture("cores/story.core.xz") +
-                    "' --max-growth 0% --max-new-bytes 0 --max-new-findings 0");
+  r = runTool(dir, "diff '" + goldenPath() + "' '" + unpackedFixture("cores/story.core.xz") +
+                       "' --max-growth 0% --max-new-bytes 0 --max-new-findings 0");
   CHECK(r.exit_code == 0);
 }

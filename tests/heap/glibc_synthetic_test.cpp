@@ -4,6 +4,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 #include "support/heap_walk.h"
+#include "support/byte_builder.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -18,31 +19,23 @@ using namespace dumpsift::test;
 
 namespace {
 
-/// A fake process memory: blocks of bytes at addresses, turned into a Snapshot.
-class FakeDump {
+/// A fake process memory for the glibc walker: FakeMemory regions (Anonymous unless said so, a
+/// backing file notwithstanding), and a snapshot of an x86_64 (or x86) Linux process with its
+/// AT_PAGESZ.
+class FakeDump : public test::FakeMemory {
 public:
   /// Maps [start, start+size); only the first `captured` bytes are in the dump.
   void map(uint64_t start, uint64_t size, bool write, std::string file = "",
            RegionClass cls = RegionClass::Anonymous, uint64_t captured = ~0ull) {
-    Block b;
-    b.region.start = start;
-    b.region.size = size;
-    b.region.perms.read = true;
-    b.region.perms.write = write;
-    b.region.cls = cls;
-    b.region.backing_file = std::move(file);
-    b.bytes.assign(std::min(size, captured), 0);
-    blocks_.push_back(std::move(b));
+    test::FakeRegion region;
+    region.write = write;
+    region.file = std::move(file);
+    region.cls = cls;
+    region.captured = captured;
+    addRegion(start, size, region);
   }
-  /// Writes a little-endian u64 (the block must hold it).
-  void put(uint64_t addr, uint64_t value) {
-    Block &b = blockFor(addr);
-    std::memcpy(b.bytes.data() + (addr - b.region.start), &value, 8);
-  }
-  void put16(uint64_t addr, uint16_t value) {
-    Block &b = blockFor(addr);
-    std::memcpy(b.bytes.data() + (addr - b.region.start), &value, 2);
-  }
+  /// Writes a little-endian u64.
+  void put(uint64_t addr, uint64_t value) { put64(addr, value); }
   /// A chunk header: prev_size and size word.
   void chunk(uint64_t addr, uint64_t size_word, uint64_t prev_size = 0) {
     put(addr, prev_size);
@@ -50,37 +43,15 @@ public:
   }
   unsigned pointer_size = 8;
 
-  /// The snapshot over the blocks (which must outlive it).
+  /// The snapshot over the regions (which must outlive it).
   std::unique_ptr<Snapshot> snapshot() {
-    auto snap = std::make_unique<Snapshot>();
+    auto snap = FakeMemory::snapshot();
     snap->system.os = "linux";
     snap->system.arch = pointer_size == 8 ? "x86_64" : "x86";
     snap->system.pointer_size = pointer_size;
-    std::sort(blocks_.begin(), blocks_.end(),
-              [](const Block &a, const Block &b) { return a.region.start < b.region.start; });
-    for (Block &b : blocks_) {
-      Region r = b.region;
-      r.captured = b.bytes.size();
-      snap->regions.push_back(r);
-      snap->memory.push_back({r.start, llvm::ArrayRef<uint8_t>(b.bytes)});
-    }
     snap->auxv.push_back({6, 4096}); // AT_PAGESZ
     return snap;
   }
-
-private:
-  struct Block {
-    Region region;
-    std::vector<uint8_t> bytes;
-  };
-  Block &blockFor(uint64_t addr) {
-    for (Block &b : blocks_)
-      if (addr >= b.region.start && addr + 8 <= b.region.start + b.bytes.size())
-        return b;
-    FAIL("no block holds " << hexAddress(addr));
-    return blocks_.front();
-  }
-  std::vector<Block> blocks_;
 };
 
 /// Runs the registered glibc walker over `snap` (not every hand-built dump is one detect picks).

@@ -164,10 +164,10 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
 /// check (a FAIL under CI) when musl-gcc built nothing or gcore cannot attach.
 void checkLiveProcess(const std::string &build, const std::string &context_in) {
   const std::string program = fixtureProgram("musl/" + build);
-  if (!needs(std::filesystem::exists(program),
+  if (!availableOrSkipped(std::filesystem::exists(program),
              program + " was not built: musl-gcc is missing (Debian: musl-tools; "
                        "scripts/setup.sh installs it, then re-run cmake)") ||
-      !needs(canRunGcore(), "gcore cannot attach to a child here"))
+      !availableOrSkipped(canRunGcore(), "gcore cannot attach to a child here"))
     return;
   LiveProcess proc(program);
   const std::string core = scratchDir("musl_" + build) + "/core";

@@ -34,19 +34,16 @@ std::string preparedCore(const std::string &runtime) {
     if (r.exit_code != 0)
       why = "make_cores.sh failed (" + std::to_string(r.exit_code) + "): " + r.err + r.out;
   }
-  if (why.empty())
-    return out + "/" + runtime + ".core";
-  cannotRunHere("make the " + runtime + " dump (run fixtures/dotnet/setup.sh first)", why);
-  return "";
+  if (!availableOrSkipped(why.empty(), "no " + runtime +
+                                           " dump (run fixtures/dotnet/setup.sh "
+                                           "first): " +
+                                           why))
+    return "";
+  return out + "/" + runtime + ".core";
 }
 
 std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty())
-      lines.push_back(nlohmann::json::parse(line));
+  std::vector<nlohmann::json> lines = readJsonLines(path);
   REQUIRE(lines.size() > 1);
   return lines;
 }

@@ -8,17 +8,6 @@ using namespace dumpsift::test;
 
 namespace {
 
-/// One frame: type, channel, size, payload, 0xCE.
-ByteVec frame(uint8_t type, uint16_t channel, const ByteVec &payload) {
-  ByteVec f;
-  putBe(f, type, 1);
-  putBe(f, channel, 2);
-  putBe(f, payload.size(), 4);
-  append(f, payload);
-  f.push_back(0xCE);
-  return f;
-}
-
 void shortstr(ByteVec &out, const std::string &s) {
   out.push_back(static_cast<uint8_t>(s.size()));
   append(out, s);
@@ -41,13 +30,13 @@ ByteVec publish(const ByteVec &body, uint16_t channel = 1, size_t frame_max = 40
   putBe(header, 0x8000 | 0x1000, 2); // content-type, delivery-mode
   shortstr(header, "image/jpeg");
   header.push_back(2); // persistent
-  ByteVec out = frame(1, channel, method);
-  append(out, frame(2, channel, header));
+  ByteVec out = amqpFrame(1, channel, method);
+  append(out, amqpFrame(2, channel, header));
   for (size_t off = 0; off < body.size(); off += frame_max - 8) {
     const size_t n = std::min(frame_max - 8, body.size() - off);
-    append(out, frame(3, channel,
-                      ByteVec(body.begin() + static_cast<std::ptrdiff_t>(off),
-                              body.begin() + static_cast<std::ptrdiff_t>(off + n))));
+    append(out, amqpFrame(3, channel,
+                          ByteVec(body.begin() + static_cast<std::ptrdiff_t>(off),
+                                  body.begin() + static_cast<std::ptrdiff_t>(off + n))));
   }
   return out;
 }
@@ -155,6 +144,6 @@ TEST_CASE("amqp: near misses are not amqp") {
     CHECK_FALSE(parseAmqp(view(bad)));
   }
   // A lone body frame is not enough.
-  const ByteVec lone = frame(3, 1, bytesOf("just some bytes"));
+  const ByteVec lone = amqpFrame(3, 1, bytesOf("just some bytes"));
   CHECK(kindOf(sniff(view(lone))) != "amqp");
 }

@@ -81,6 +81,17 @@ inline void putBe(ByteVec &out, uint64_t value, int bytes) {
     out.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
+/// An AMQP 0-9-1 frame: type, channel, size (big-endian), payload, frame-end 0xCE.
+inline ByteVec amqpFrame(uint8_t type, uint16_t channel, const ByteVec &payload) {
+  ByteVec f;
+  putBe(f, type, 1);
+  putBe(f, channel, 2);
+  putBe(f, payload.size(), 4);
+  append(f, payload);
+  f.push_back(0xCE);
+  return f;
+}
+
 /// The first offset of `needle` in `hay` at or after `from` (test-side search), or npos.
 inline size_t findBytes(const ByteVec &hay, std::string_view needle, size_t from = 0) {
   auto it =

@@ -1,5 +1,5 @@
 // Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
-// shapes: regions that writes fill in, a snapshot over them, and the CoreCLR, Mono, HotSpot, Go
+// shapes: a process over FakeMemory (byte_builder.h) with a snapshot over it, and the CoreCLR, Mono, HotSpot, Go
 // runtime and musl mallocng structures written field by field from the layouts in
 // docs/heap-managed.md, docs/heap-hotspot.md, docs/heap-go.md and docs/heap-musl.md (not from the
 // walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dumpsift/dump/snapshot.h"
+#include "support/byte_builder.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -18,104 +19,42 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace dumpsift::test {
 
-/// Regions of memory under construction. Each region (a Block) has a size; its bytes are those
-/// written so far, up to the last one (reads of a region past them see zeros, or nothing: the user
-/// decides).
-class FakeMemory {
-public:
-  /// Adds the region [start, start + size), replacing one at the same start.
-  void addRegion(uint64_t start, uint64_t size) {
-    if (regions_.count(start) == 0)
-      added_.push_back(start);
-    regions_[start] = Block{size, {}};
-  }
-
-  void put64(uint64_t addr, uint64_t v) { std::memcpy(at(addr, 8), &v, 8); }
-  void put32(uint64_t addr, uint32_t v) { std::memcpy(at(addr, 4), &v, 4); }
-  void put16(uint64_t addr, uint16_t v) { std::memcpy(at(addr, 2), &v, 2); }
-  void put8(uint64_t addr, uint8_t v) { *at(addr, 1) = v; }
-  void putBytes(uint64_t addr, llvm::StringRef s) {
-    std::memcpy(at(addr, s.size()), s.data(), s.size());
-  }
-
-  struct Block {
-    uint64_t size = 0;
-    std::vector<uint8_t> bytes; // written so far: at most `size`
-  };
-  /// The regions by start address.
-  std::map<uint64_t, Block> &regions() { return regions_; }
-  const std::map<uint64_t, Block> &regions() const { return regions_; }
-  /// The regions' start addresses in the order they were first added.
-  const std::vector<uint64_t> &addedOrder() const { return added_; }
-
-private:
-  /// The bytes at [addr, addr + len), which one region must hold (anything else is a bug in the
-  /// test, and ends the program with a message).
-  uint8_t *at(uint64_t addr, uint64_t len) {
-    auto it = regions_.upper_bound(addr);
-    if (it == regions_.begin() || addr - std::prev(it)->first + len > std::prev(it)->second.size)
-      llvm::report_fatal_error(llvm::Twine("FakeMemory: no region holds the write at 0x") +
-                               llvm::utohexstr(addr));
-    --it;
-    Block &r = it->second;
-    const uint64_t end = addr - it->first + len;
-    if (r.bytes.size() < end)
-      r.bytes.resize(end);
-    return r.bytes.data() + (addr - it->first);
-  }
-
-  std::map<uint64_t, Block> regions_;
-  std::vector<uint64_t> added_;
-};
-
-/// A snapshot over hand-laid regions, each captured whole (zeros past the bytes written) and
-/// writable; a region with a file is an image and a module.
+/// A snapshot over hand-laid regions (FakeMemory), each captured whole (zeros past the bytes
+/// written) and writable; a region with a file is an image and a module.
 class FakeProcess : public FakeMemory {
 public:
   void addRegion(uint64_t start, uint64_t size, const std::string &file = "") {
-    FakeMemory::addRegion(start, size);
-    files_[start] = file;
+    FakeMemory::addRegion(start, size, FakeRegion{true, file, {}, UINT64_MAX, !file.empty()});
   }
   /// Adds an auxiliary vector entry (AT_ENTRY = 9 tells the executable).
   void addAuxv(uint64_t type, uint64_t value) { auxv_.emplace_back(type, value); }
   /// Names the file behind the region at `start` (its bytes stay).
-  void nameFile(uint64_t start, const std::string &file) { files_[start] = file; }
+  void nameFile(uint64_t start, const std::string &file) {
+    FakeRegion &options = regions().at(start).options;
+    options.file = file;
+    options.module = !file.empty();
+  }
 
   /// The process's OS and architecture (default: none named).
   SystemInfo system;
 
   /// The snapshot over the regions as they are now (bytes are not copied).
   const Snapshot &snapshot() {
-    snap_ = Snapshot();
-    snap_.auxv = auxv_;
-    snap_.system = system;
-    for (auto &[start, region] : regions()) {
-      region.bytes.resize(region.size);
-      Region r;
-      r.start = start;
-      r.size = region.size;
-      r.captured = region.size;
-      r.perms.read = r.perms.write = true;
-      auto file = files_.find(start);
-      r.backing_file = file == files_.end() ? "" : file->second;
-      r.cls = r.backing_file.empty() ? RegionClass::Anonymous : RegionClass::Image;
-      snap_.regions.push_back(r);
-      snap_.memory.push_back({start, llvm::ArrayRef<uint8_t>(region.bytes)});
-      if (!r.backing_file.empty())
-        snap_.modules.push_back({r.backing_file, r.start, r.end(), ""});
-    }
-    return snap_;
+    snap_ = FakeMemory::snapshot();
+    snap_->auxv = auxv_;
+    snap_->system = system;
+    return *snap_;
   }
 
 private:
-  std::map<uint64_t, std::string> files_;
   std::vector<std::pair<uint64_t, uint64_t>> auxv_;
-  Snapshot snap_;
+  std::unique_ptr<Snapshot> snap_;
 };
 
 // --- CoreCLR ---------------------------------------------------------------------------------

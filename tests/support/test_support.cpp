@@ -1,6 +1,5 @@
 #include "support/test_support.h"
 
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -53,16 +52,18 @@ bool canRunGcore() {
   return ok;
 }
 
-void cannotRunHere(const std::string &what, const std::string &why) {
+bool availableOrSkipped(bool available, const std::string &why) {
+  if (available)
+    return true;
   if (std::getenv("CI"))
-    FAIL("cannot " << what << " under CI: " << why);
-  WARN("SKIPPED: cannot " << what << ": " << why);
+    FAIL("cannot run under CI: " << why);
+  WARN("SKIPPED: " << why);
+  return false;
 }
 
-bool needs(bool available, const std::string &missing) {
-  if (!available)
-    cannotRunHere("run", missing);
-  return available;
+bool gcoreOrSkipped() {
+  return availableOrSkipped(canRunGcore(), "gcore is missing or cannot attach here (not root and "
+                                           "/proc/sys/kernel/yama/ptrace_scope >= 1)");
 }
 
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {
@@ -172,15 +173,37 @@ CommandResult runCommand(const std::string &command_line) {
   return result;
 }
 
+CommandResult runTool(const std::string &dir, const std::string &args) {
+  CommandResult r = runCommand("cd '" + dir + "' && '" + toolPath() + "' " + args);
+  UNSCOPED_INFO("dumpsift " << args << "\nexit " << r.exit_code << "\nstdout:\n"
+                            << r.out << "stderr:\n"
+                            << r.err);
+  return r;
+}
+
 std::vector<nlohmann::json> readJsonLines(const std::string &path) {
   std::ifstream in(path);
   INFO("cannot read " << path);
   REQUIRE(in.good());
-  std::vector<nlohmann::json> out;
+  std::vector<nlohmann::json> lines;
   for (std::string line; std::getline(in, line);)
     if (!line.empty())
-      out.push_back(nlohmann::json::parse(line));
-  return out;
+      lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+std::string sha256sum(const std::string &path) {
+  CommandResult r = runCommand("sha256sum '" + path + "'");
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, 64);
+}
+
+std::vector<std::string> listDir(const std::string &dir) {
+  std::vector<std::string> names;
+  for (const auto &entry : fs::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<uint8_t> readFileBytes(const std::string &path) {

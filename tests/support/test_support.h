@@ -22,17 +22,16 @@ std::string scratchDir(const std::string &name);
 /// True when this process may ptrace others (gcore works).
 bool canRunGcore();
 
-/// For a test that cannot run here because `why` (a tool, a runtime or ptrace is missing): under
-/// CI (`CI` set) a failure "cannot WHAT under CI: WHY", elsewhere a visible warning "SKIPPED:
-/// cannot WHAT: WHY". The caller returns afterwards; a test never passes by skipping under CI.
-void cannotRunHere(const std::string &what, const std::string &why);
+/// For a test that needs what this machine may lack (gcore, a runtime, its fixtures): true when
+/// `available`. Otherwise, outside CI, a visible "SKIPPED: <why>" warning and false (the caller
+/// returns); under CI (the environment variable CI set) the test fails with `why`: CI never passes
+/// a test by skipping it.
+bool availableOrSkipped(bool available, const std::string &why);
 
-/// True when `available`; otherwise cannotRunHere("run", missing) and false, and the caller
-/// returns.
-bool needs(bool available, const std::string &missing);
+/// availableOrSkipped(canRunGcore(), ...): for the tests that dump a live process.
+bool gcoreOrSkipped();
 
-/// A fixture program started with `args`. It prints JSON objects, one per line (other lines, such
-/// as a JVM's warnings, are ignored), then a line
+/// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
 class LiveProcess {
 public:
@@ -73,8 +72,18 @@ struct CommandResult {
 };
 CommandResult runCommand(const std::string &command_line);
 
-/// The JSON objects of a file of JSON lines (a manifest); blank lines are skipped.
+/// `dumpsift ARGS` (already quoted as needed), run from `dir` (so that relative paths in its
+/// messages stay short), with the command and its result in the test's log.
+CommandResult runTool(const std::string &dir, const std::string &args);
+
+/// The JSON object on each non-empty line of the file at `path` (REQUIREs it is readable).
 std::vector<nlohmann::json> readJsonLines(const std::string &path);
+
+/// sha256sum's digest of the file at `path`: a SHA-256 independent of the code under test.
+std::string sha256sum(const std::string &path);
+
+/// The names in `dir`, sorted.
+std::vector<std::string> listDir(const std::string &dir);
 
 /// The whole file as bytes (REQUIREs it is readable).
 std::vector<uint8_t> readFileBytes(const std::string &path);

@@ -6,6 +6,7 @@
 // data for a malloc_state whose `next` points to itself; (3) main_arena's top and system_mem give
 // the brk heap; (4) every remaining anonymous writable page is checked for an mmapped chunk header.
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/intervals.h"
 #include "glibc_model.h"
 
 #include <algorithm>
@@ -56,10 +57,10 @@ bool readHeapInfo(CachedReader &reader, uint64_t addr, uint64_t page, HeapInfoRe
     return false;
   HeapInfoRec h;
   h.addr = addr;
-  h.ar_ptr = loadU64(p);
-  h.prev = loadU64(p + 8);
-  h.size = loadU64(p + 16);
-  h.mprotect_size = loadU64(p + 24);
+  h.ar_ptr = read64le(p);
+  h.prev = read64le(p + 8);
+  h.size = read64le(p + 16);
+  h.mprotect_size = read64le(p + 24);
   const HeapLayout *layout = layoutForHeapInfoSize(h.header_size());
   if (!layout || (h.ar_ptr & 15) != 0)
     return false;
@@ -73,7 +74,7 @@ bool readHeapInfo(CachedReader &reader, uint64_t addr, uint64_t page, HeapInfoRe
   if (h.mprotect_size < h.size || h.mprotect_size % page != 0 || h.mprotect_size > kHeapMax)
     return false;
   if (layout->heap_info_size == 0x30) { // pagesize field (2.35+): a power of two
-    uint64_t pagesize = loadU64(p + 32);
+    uint64_t pagesize = read64le(p + 32);
     if (pagesize < 4096 || (pagesize & (pagesize - 1)) != 0)
       return false;
   }
@@ -110,13 +111,13 @@ ArenaRec readArena(CachedReader &reader, uint64_t addr) {
   const uint8_t *p = reader.view(addr, kArena.size);
   if (!p || (addr & 7) != 0)
     return a;
-  std::memcpy(&a.flags, p + kArena.flags, 4);
-  a.top = loadU64(p + kArena.top);
-  a.system_mem = loadU64(p + kArena.system_mem);
+  a.flags = read32le(p + kArena.flags);
+  a.top = read64le(p + kArena.top);
+  a.system_mem = read64le(p + kArena.system_mem);
   unsigned good = 0;
   for (unsigned i = 0; i < kArena.bin_headers; ++i) {
-    uint64_t fd = loadU64(p + kArena.bins + 16 * i);
-    uint64_t bk = loadU64(p + kArena.bins + 16 * i + 8);
+    uint64_t fd = read64le(p + kArena.bins + 16 * i);
+    uint64_t bk = read64le(p + kArena.bins + 16 * i + 8);
     uint64_t self = addr + kArena.top + 16 * i;
     if ((fd == self && bk == self) ||
         (fd != self && bk != self && fd != 0 && bk != 0 && (fd & 15) == 0 && (bk & 15) == 0))
@@ -219,7 +220,7 @@ uint64_t scanForMainArena(CachedReader &reader, const Snapshot &snapshot,
         uint64_t limit = m.bytes.size() - kArena.size;
         for (uint64_t off = (8 - (m.start & 7)) & 7; off <= limit; off += 8) {
           uint64_t a = m.start + off;
-          uint64_t next = loadU64(base + off + kArena.next);
+          uint64_t next = read64le(base + off + kArena.next);
           if (next != a && !thread_arenas.count(next))
             continue;
           ArenaRec rec = readArena(reader, a);
@@ -331,8 +332,7 @@ uint64_t memalignedChunkIn(CachedReader &reader, uint64_t map, uint64_t size) {
 /// The brk heap (Heap class) is not scanned: an mmapped chunk is a mapping of its own, never in
 /// the brk range (which another allocator, tcmalloc's sbrk, may hold instead of glibc).
 std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snapshot,
-                                      const std::vector<std::pair<uint64_t, uint64_t>> &claimed,
-                                      uint64_t page) {
+                                      const std::vector<Interval> &claimed, uint64_t page) {
   std::vector<MmappedChunk> out;
   size_t ci = 0;
   for (const MemoryRange &m : snapshot.memory) {
@@ -349,7 +349,7 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
         continue;
       }
       const uint8_t *h = m.bytes.data() + (p - m.start);
-      uint64_t prev_size = loadU64(h), size_word = loadU64(h + 8);
+      uint64_t prev_size = read64le(h), size_word = read64le(h + 8);
       uint64_t csize = size_word & ~kSizeBits;
       if (prev_size == 0 && (size_word & kSizeBits) == kIsMmapped && csize >= page &&
           csize % page == 0 && csize <= r->end() - p &&
@@ -435,7 +435,7 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
   }
 
   // (3) The main heap.
-  std::vector<std::pair<uint64_t, uint64_t>> claimed;
+  std::vector<Interval> claimed;
   if (plan.main_arena) {
     ArenaRec main = readArena(reader, plan.main_arena);
     main.is_main = true;
@@ -553,15 +553,8 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
   }
 
   // (4) mmapped chunks in what is left.
-  std::sort(claimed.begin(), claimed.end());
-  std::vector<std::pair<uint64_t, uint64_t>> merged;
-  for (const auto &c : claimed) {
-    if (!merged.empty() && c.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, c.second);
-    else
-      merged.push_back(c);
-  }
-  plan.mmapped = scanMmapped(reader, snapshot, merged, plan.page_size);
+  mergeIntervals(claimed);
+  plan.mmapped = scanMmapped(reader, snapshot, claimed, plan.page_size);
   return plan;
 }
 

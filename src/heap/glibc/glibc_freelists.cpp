@@ -67,9 +67,8 @@ const uint8_t *tcacheView(CachedReader &reader, uint64_t user) {
   if (!p)
     return nullptr;
   for (unsigned i = 0; i < kTcacheBins; ++i) {
-    uint16_t count;
-    std::memcpy(&count, p + 2 * i, 2);
-    uint64_t head = loadU64(p + kTcacheEntriesOffset + 8 * i);
+    const uint16_t count = read16le(p + 2 * i);
+    uint64_t head = read64le(p + kTcacheEntriesOffset + 8 * i);
     if ((count == 0) != (head == 0))
       return nullptr;
     if (head &&
@@ -107,7 +106,7 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
   };
   for (const auto &[chunk, p] : tcaches) {
     for (unsigned i = 0; i < kTcacheBins; ++i) {
-      uint64_t head = loadU64(p + kTcacheEntriesOffset + 8 * i);
+      uint64_t head = read64le(p + kTcacheEntriesOffset + 8 * i);
       uint64_t raw = 0;
       if (head && reader.u64(head, raw))
         vote(probeLink(reader, raw, head, 0x20 + 0x10 * i, /*user=*/true));
@@ -142,9 +141,8 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
   // tcache lists: `count` entries, then a null link.
   for (const auto &[chunk, p] : tcaches) {
     for (unsigned i = 0; i < kTcacheBins; ++i) {
-      uint16_t count;
-      std::memcpy(&count, p + 2 * i, 2);
-      uint64_t e = loadU64(p + kTcacheEntriesOffset + 8 * i);
+      const uint16_t count = read16le(p + 2 * i);
+      uint64_t e = read64le(p + kTcacheEntriesOffset + 8 * i);
       uint64_t expect = 0x20 + 0x10 * i;
       LoopCheck loop;
       std::string where =

@@ -7,10 +7,16 @@
 
 #include "dumpsift/dump/address_space.h"
 
+#include "llvm/Support/Endian.h"
+
 #include <cstdint>
-#include <cstring>
 
 namespace dumpsift::glibc {
+
+// Little-endian loads from a pointer (the walker reads LP64 little-endian processes only).
+using llvm::support::endian::read16le;
+using llvm::support::endian::read32le;
+using llvm::support::endian::read64le;
 
 // Chunk header: prev_size at +0, size|flags at +8, user memory at +16 (chunk2mem).
 inline constexpr uint64_t kChunkHeader = 16;
@@ -74,7 +80,7 @@ inline const HeapLayout *layoutForHeapInfoSize(uint64_t size) {
 }
 
 /// Reads the dumped memory through the address space, remembering the last memory range hit so
-/// that sequential reads (a chunk walk) cost a compare and a memcpy. Never reads outside the dump.
+/// that sequential reads (a chunk walk) cost a compare and a load. Never reads outside the dump.
 class CachedReader {
 public:
   explicit CachedReader(const AddressSpace &memory) : memory_(memory) {}
@@ -87,7 +93,7 @@ public:
       if (addr > hi_ - 8)
         return false;
     }
-    std::memcpy(&out, base_ + (addr - lo_), 8);
+    out = read64le(base_ + (addr - lo_));
     return true;
   }
 
@@ -120,12 +126,5 @@ private:
   uint64_t lo_ = ~0ull, hi_ = ~0ull; // empty: no address passes both range tests
   const uint8_t *base_ = nullptr;
 };
-
-/// Reads a little-endian u64 from a byte pointer.
-inline uint64_t loadU64(const uint8_t *p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
 
 } // namespace dumpsift::glibc

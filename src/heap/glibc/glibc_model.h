@@ -163,7 +163,7 @@ WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, u
     if (addr > span.end - 8)
       return false;
     if (base) {
-      out = loadU64(base + (addr - first));
+      out = read64le(base + (addr - first));
       return true;
     }
     return reader.u64(addr, out);

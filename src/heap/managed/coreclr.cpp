@@ -586,13 +586,13 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
       continue;
     for (uint64_t off = 0; off + 40 <= m.bytes.size(); off += 8) {
       const uint8_t *p = m.bytes.data() + off;
-      if (load64(p) != kContractMagic)
+      if (read64le(p) != kContractMagic)
         continue;
       uint64_t at = m.start + off;
-      uint32_t flags = load32(p + 8), json_size = load32(p + 12);
-      uint64_t json_addr = load64(p + 16);
-      uint32_t pointer_count = load32(p + 24);
-      uint64_t pointers = load64(p + 32);
+      uint32_t flags = read32le(p + 8), json_size = read32le(p + 12);
+      uint64_t json_addr = read64le(p + 16);
+      uint32_t pointer_count = read32le(p + 24);
+      uint64_t pointers = read64le(p + 32);
       // The JSON is copied out of the dump: never more than the dump holds.
       if ((flags & 1) == 0 || (flags & 2) != 0 || json_size == 0 || json_size > (16u << 20) ||
           json_size > captured)

@@ -104,7 +104,7 @@ private:
     const uint8_t *v = memory_.tryView(vt, layout_.vtable_rank + 1);
     if (!v)
       return info;
-    uint64_t klass = load64(v + layout_.vtable_klass);
+    uint64_t klass = read64le(v + layout_.vtable_klass);
     if (klass == 0 || (klass & 7) != 0)
       return info;
     const uint8_t *k = memory_.tryView(klass, layout_.class_min_size);
@@ -117,15 +117,15 @@ private:
     info.klass = klass;
     if (kind != kClassArray) {
       // Large non-arrays: strings, objects, or classes whose MonoType points back at the class.
-      uint64_t data = load64(k + layout_.class_byval_data);
+      uint64_t data = read64le(k + layout_.class_byval_data);
       bool typed = type == kTypeString || type == kTypeObject ||
                    ((type == kTypeClass || type == kTypeValueType) && data == klass) ||
                    (type == kTypeGenericInst && data != 0);
       info.valid = rank == 0 && v[layout_.vtable_rank] == 0 && typed;
       return info;
     }
-    uint64_t element = load64(k + layout_.class_element_class);
-    uint32_t element_size = load32(k + layout_.class_element_size);
+    uint64_t element = read64le(k + layout_.class_element_class);
+    uint32_t element_size = read32le(k + layout_.class_element_size);
     if (rank == 0 || rank > 32 || v[layout_.vtable_rank] != rank || element == 0 ||
         element_size == 0 || element_size > 0x10000)
       return info;
@@ -136,7 +136,7 @@ private:
     info.element_type = e[layout_.class_byval_type];
     if (type == kTypeSzArray) {
       // An SZ array's MonoType points at its element class: a cheap cross-check of the layout.
-      if (load64(k + layout_.class_byval_data) != element)
+      if (read64le(k + layout_.class_byval_data) != element)
         return info;
       info.array = true;
     } else if (type != kTypeArray) {
@@ -150,14 +150,14 @@ private:
   bool headerAt(const uint8_t *p, uint64_t addr, uint64_t avail, LosObject &out) {
     if (avail < kLosHeader + kArrayData)
       return false;
-    uint64_t size = load64(p + 8) & ~uint64_t(1);
+    uint64_t size = read64le(p + 8) & ~uint64_t(1);
     if (size <= kMaxSmallObject || size > kMaxObjectSize || (size & 7) != 0 ||
         kLosHeader + size > avail)
       return false;
-    uint64_t next = load64(p);
+    uint64_t next = read64le(p);
     if ((next & 7) != 0)
       return false;
-    uint64_t vt = load64(p + kLosHeader) & ~uint64_t(7);
+    uint64_t vt = read64le(p + kLosHeader) & ~uint64_t(7);
     if (vt == 0 || !bounds_.contains(vt))
       return false;
     VTableInfo type = vtable(vt);
@@ -166,9 +166,9 @@ private:
     const uint8_t *obj = p + kLosHeader;
     uint32_t length = 0;
     if (type.array) {
-      if (load64(obj + kArrayBounds) != 0)
+      if (read64le(obj + kArrayBounds) != 0)
         return false;
-      length = load32(obj + kArrayLength);
+      length = read32le(obj + kArrayLength);
       if (alignUp8(kArrayData + uint64_t(length) * type.element_size) != size)
         return false;
     }
@@ -180,8 +180,8 @@ private:
   void placeInSection(LosObject &o) const {
     uint64_t section = o.header & ~(kSectionSize - 1);
     const uint8_t *s = memory_.tryView(section, kSectionHeader + kSectionSize / kChunkSize);
-    if (!s || load64(s + 16) != section + kSectionHeader ||
-        load64(s + 8) > kSectionSize / kChunkSize)
+    if (!s || read64le(s + 16) != section + kSectionHeader ||
+        read64le(s + 8) > kSectionSize / kChunkSize)
       return;
     if (o.header + kLosHeader + o.los_size > section + kSectionSize)
       return;
@@ -288,7 +288,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     if (!runtime_data)
       continue;
     for (uint64_t off = 0; off + 8 <= m.bytes.size(); off += 8) {
-      uint64_t word = load64(m.bytes.data() + off);
+      uint64_t word = read64le(m.bytes.data() + off);
       if ((word & 7) == 0 && std::binary_search(heads.begin(), heads.end(), word))
         head_refs.push_back(word);
     }

@@ -1,5 +1,7 @@
 #include "scan.h"
 
+#include "llvm/Support/Path.h"
+
 namespace dumpsift::managed {
 
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory) {
@@ -68,8 +70,7 @@ llvm::StringRef csharpArrayName(uint8_t element_type) {
 }
 
 llvm::StringRef baseName(llvm::StringRef path) {
-  size_t slash = path.find_last_of("/\\");
-  return slash == llvm::StringRef::npos ? path : path.substr(slash + 1);
+  return llvm::sys::path::filename(path, llvm::sys::path::Style::windows);
 }
 
 bool hasModule(const Snapshot &snapshot, bool (*match)(llvm::StringRef name)) {

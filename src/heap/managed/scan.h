@@ -5,10 +5,10 @@
 #include "dumpsift/dump/address_space.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Endian.h"
 
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -29,17 +29,10 @@ struct ScanRange {
 /// heap from non-heap).
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory);
 
-/// Loads the little-endian u64/u32 at `p` (no alignment required).
-inline uint64_t load64(const uint8_t *p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-inline uint32_t load32(const uint8_t *p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// Little-endian loads from a pointer, no alignment required (the walkers read 64-bit
+// little-endian processes only).
+using llvm::support::endian::read32le;
+using llvm::support::endian::read64le;
 
 /// Lowest and highest captured addresses: a pointer outside them cannot be followed.
 struct CapturedBounds {
@@ -77,7 +70,8 @@ inline uint64_t alignUp8(uint64_t v) {
 /// (ELEMENT_TYPE_U1 = 5 -> "byte[]"); empty when `et` is not a primitive or string/object.
 llvm::StringRef csharpArrayName(uint8_t element_type);
 
-/// The file name part of a path ("/usr/lib/libcoreclr.so" -> "libcoreclr.so").
+/// The file name part of a path, for either separator ("/usr/lib/libcoreclr.so" ->
+/// "libcoreclr.so", "C:\\dotnet\\coreclr.dll" -> "coreclr.dll").
 llvm::StringRef baseName(llvm::StringRef path);
 
 /// True when a module or a mapped file of the snapshot has a file name for which `match` is true.

@@ -1,0 +1,115 @@
+// Analysis: walk every heap, keep the large buffers, sniff them, group them by size.
+// The result is a plain model; report writers turn it into JSON or text.
+#pragma once
+
+#include "dumpsift/analysis/findings.h"
+#include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/unclaimed.h"
+#include "dumpsift/heap/walker.h"
+#include "dumpsift/sniff/sniffer.h"
+#include "dumpsift/support/diagnostics.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dumpsift {
+
+/// How buffers are grouped: by exact size (and state), or by size and kind (one row per pair).
+enum class GroupBy { Size, SizeKind };
+
+struct AnalyzeOptions {
+  uint64_t min_size = 64 * 1024; // documented default: 64 KiB
+  uint64_t max_size = UINT64_MAX;
+  std::vector<ContentKind> kinds;   // keep only these kinds (empty: all)
+  std::optional<AllocState> state;  // keep only this state (empty: all)
+  std::vector<std::string> walkers; // use only these walkers (empty: every one that detects)
+  bool region_scan = true;          // also scan memory no walker claims
+  unsigned threads = 0;             // 0: one per core
+  GroupBy group_by = GroupBy::Size;
+};
+
+/// Where a buffer came from: a heap walker, or the region scan of unclaimed memory.
+constexpr uint16_t kRegionScan = 0xffff;
+
+/// One large buffer with what it holds.
+struct Buffer {
+  Allocation allocation;
+  uint16_t source = 0;    // index into Analysis::heaps, or kRegionScan
+  SniffResult content;    // offsets are relative to the payload start
+  uint64_t captured = 0;  // payload bytes the dump holds (from the payload start)
+  uint64_t hash = 0;      // xxHash64 of the captured payload bytes
+  bool estimated = false; // region scan: the extent is a guess from the content
+  /// End of the content in the captured payload (its last non-zero byte plus one), found while
+  /// the bytes are hashed; empty when not computed.
+  std::optional<uint64_t> content_end;
+  /// Payload address of a buffer sniffed earlier whose captured payload was compared byte for byte
+  /// with this one's and found identical (the sniff reuses its result); empty when none was.
+  std::optional<uint64_t> identical_to;
+
+  uint64_t payloadAddress() const { return allocation.address + allocation.data_offset; }
+  uint64_t payloadSize() const {
+    return allocation.size > allocation.data_offset ? allocation.size - allocation.data_offset : 0;
+  }
+};
+
+/// Buffers of one exact size and state (and kind, with GroupBy::SizeKind).
+struct SizeGroup {
+  uint64_t size = 0;
+  AllocState state = AllocState::Unknown;
+  std::optional<ContentKind> kind; // set with GroupBy::SizeKind
+  std::string allocator;           // "glibc", "coreclr", ... ("mixed" if several)
+  uint64_t count = 0;
+  uint64_t total_bytes = 0;
+  std::vector<std::pair<ContentKind, uint64_t>> kinds; // count per kind, most first
+  std::vector<size_t> members;                         // indices into Analysis::buffers, by address
+};
+
+struct Analysis {
+  AnalyzeOptions options;
+  std::vector<HeapWalkResult> heaps;
+  std::vector<Buffer> buffers;           // sorted by address
+  std::vector<SizeGroup> groups;         // by total bytes, largest first
+  std::vector<UnclaimedRange> unclaimed; // memory no walker claims (see unclaimedRanges)
+  std::vector<Finding> findings;
+  uint64_t allocations_seen = 0; // every allocation the walkers reported
+  Diagnostics diagnostics;       // walker and sniffer warnings (the snapshot keeps its own)
+};
+
+/// Reports progress: `phase` names the step; done/total in bytes (total 0: unknown).
+using ProgressFn = llvm::function_ref<void(llvm::StringRef phase, uint64_t done, uint64_t total)>;
+
+/// Runs the whole pipeline over `memory`. Never fails: damage becomes diagnostics.
+Analysis analyze(
+    const AddressSpace &memory, const AnalyzeOptions &options,
+    ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+
+/// The payload bytes of `buffer` that the dump holds (zero-copy; may be shorter than its size).
+llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer);
+
+/// Captured bytes in heap and anonymous regions: what heap walkers and the region scan cover (the
+/// total that progress counts a walk against).
+uint64_t walkableBytes(const AddressSpace &memory);
+
+/// Receives each allocation a walker reports, with the index of that walker's result in the list
+/// walkHeaps returns.
+using HeapVisitor = llvm::function_ref<void(uint16_t heap, const Allocation &)>;
+
+/// Runs every registered heap walker whose detect says yes (only those named in `only`, when it
+/// is not empty) and returns their results in registry order. A walker that fails (having
+/// reported nothing: see HeapWalker::walk) is a warning in `diags` and has no result. Progress:
+/// "walking NAME heaps", the bytes of the chunks walked against walkableBytes(memory).
+std::vector<HeapWalkResult> walkHeaps(
+    const AddressSpace &memory, const std::vector<std::string> &only, HeapVisitor visit,
+    Diagnostics &diags, ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+
+/// Name of the walker or "region-scan" for a buffer.
+llvm::StringRef bufferSource(const Analysis &analysis, const Buffer &buffer);
+
+/// Groups `analysis.buffers` according to options.group_by (used by analyze; exposed for diff).
+std::vector<SizeGroup> groupBuffers(const Analysis &analysis);
+
+} // namespace dumpsift

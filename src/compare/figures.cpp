@@ -1,0 +1,193 @@
+// Reading a report's figures back (figures.h).
+#include "dumpsift/compare/figures.h"
+
+#include "dumpsift/support/error.h"
+#include "dumpsift/support/version.h"
+#include "json_text.h"
+
+namespace dumpsift {
+
+using namespace detail;
+
+namespace {
+
+// An error that starts with the JSON pointer of the field it is about.
+llvm::Error fieldError(const std::string &pointer, const std::string &why) {
+  return createError((pointer.empty() ? "/" : pointer) + ": " + why);
+}
+
+// The member `key` of object `object` (at `pointer`) as a non-negative integer; fails when it is
+// absent or anything else.
+llvm::Expected<uint64_t> countField(const Json &object, const std::string &pointer,
+                                    const char *key) {
+  std::string where = jsonPointerChild(pointer, key);
+  auto it = object.find(key);
+  if (it == object.end())
+    return fieldError(where, "missing");
+  std::optional<uint64_t> n = jsonCount(*it);
+  if (!n)
+    return fieldError(where, "expected a non-negative integer, got " + jsonTypeWords(*it));
+  return *n;
+}
+
+// The member `key` of `object` as a string; `required` false turns absence into "".
+llvm::Expected<std::string> stringField(const Json &object, const std::string &pointer,
+                                        const char *key, bool required) {
+  std::string where = jsonPointerChild(pointer, key);
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (required)
+      return fieldError(where, "missing");
+    return std::string();
+  }
+  if (!it->is_string())
+    return fieldError(where, "expected a string, got " + jsonTypeWords(*it));
+  return it->get<std::string>();
+}
+
+// The member `key` of `object`, which must be present and of JSON type `type`.
+llvm::Expected<const Json *> typedField(const Json &object, const std::string &pointer,
+                                        const char *key, Json::value_t type) {
+  std::string where = jsonPointerChild(pointer, key);
+  auto it = object.find(key);
+  if (it == object.end())
+    return fieldError(where, "missing");
+  if (it->type() != type)
+    return fieldError(where,
+                      "expected " + jsonTypeWords(Json(type)) + ", got " + jsonTypeWords(*it));
+  return &*it;
+}
+
+} // namespace
+
+llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
+  llvm::Expected<Json> parsed = parseJsonText(report_text);
+  if (!parsed)
+    return parsed.takeError();
+  const Json &report = *parsed;
+  if (!report.is_object())
+    return fieldError("", "expected a report (a JSON object), got " + jsonTypeWords(report));
+  ReportFigures fig;
+
+  auto version = countField(report, "", "schema_version");
+  if (!version)
+    return version.takeError();
+  if (*version != static_cast<uint64_t>(kReportSchemaVersion))
+    return fieldError("/schema_version", "this dumpsift reads report schema version " +
+                                             std::to_string(kReportSchemaVersion) + ", not " +
+                                             std::to_string(*version));
+
+  if (auto it = report.find("options"); it != report.end() && it->is_object()) {
+    fig.options.emplace();
+    for (const auto &[key, value] : it->items())
+      fig.options->emplace_back(key, value.dump());
+  }
+  if (auto it = report.find("dump"); it != report.end() && it->is_object())
+    if (auto p = it->find("path"); p != it->end() && p->is_string())
+      fig.dump_path = p->get<std::string>();
+
+  // summary: totals and bytes per kind.
+  auto summary = typedField(report, "", "summary", Json::value_t::object);
+  if (!summary)
+    return summary.takeError();
+  auto buffers = countField(**summary, "/summary", "buffers");
+  if (!buffers)
+    return buffers.takeError();
+  auto buffer_bytes = countField(**summary, "/summary", "buffer_bytes");
+  if (!buffer_bytes)
+    return buffer_bytes.takeError();
+  fig.buffers = Tally{*buffers, *buffer_bytes};
+  auto by_kind = typedField(**summary, "/summary", "by_kind", Json::value_t::object);
+  if (!by_kind)
+    return by_kind.takeError();
+  for (const auto &[kind, tally] : (*by_kind)->items()) {
+    std::string where = jsonPointerChild("/summary/by_kind", kind);
+    if (!tally.is_object())
+      return fieldError(where, "expected an object, got " + jsonTypeWords(tally));
+    auto count = countField(tally, where, "count");
+    if (!count)
+      return count.takeError();
+    auto bytes = countField(tally, where, "bytes");
+    if (!bytes)
+      return bytes.takeError();
+    fig.by_kind[kind] = Tally{*count, *bytes};
+  }
+
+  // groups: size, state, kind?, count, total_bytes, kinds.
+  auto groups = typedField(report, "", "groups", Json::value_t::array);
+  if (!groups)
+    return groups.takeError();
+  for (size_t i = 0; i < (*groups)->size(); ++i) {
+    const Json &g = (**groups)[i];
+    std::string where = jsonPointerChild("/groups", i);
+    if (!g.is_object())
+      return fieldError(where, "expected an object, got " + jsonTypeWords(g));
+    ReportFigures::Group group;
+    auto size = countField(g, where, "size");
+    if (!size)
+      return size.takeError();
+    auto state = stringField(g, where, "state", true);
+    if (!state)
+      return state.takeError();
+    auto kind = stringField(g, where, "kind", false);
+    if (!kind)
+      return kind.takeError();
+    auto count = countField(g, where, "count");
+    if (!count)
+      return count.takeError();
+    auto total = countField(g, where, "total_bytes");
+    if (!total)
+      return total.takeError();
+    group.size = *size;
+    group.state = *state;
+    group.kind = *kind;
+    group.count = *count;
+    group.total_bytes = *total;
+    if (g.contains("kinds")) {
+      auto kinds = typedField(g, where, "kinds", Json::value_t::object);
+      if (!kinds)
+        return kinds.takeError();
+      for (const auto &[name, n] : (*kinds)->items()) {
+        std::optional<uint64_t> count = jsonCount(n);
+        if (!count)
+          return fieldError(jsonPointerChild(where + "/kinds", name),
+                            "expected a non-negative integer, got " + jsonTypeWords(n));
+        group.kinds.emplace_back(name, *count);
+      }
+    } else if (!group.kind.empty()) {
+      group.kinds.emplace_back(group.kind, group.count);
+    }
+    fig.groups.push_back(std::move(group));
+  }
+
+  // findings: type, bytes, type-specific numbers, explanation.
+  auto findings = typedField(report, "", "findings", Json::value_t::array);
+  if (!findings)
+    return findings.takeError();
+  for (size_t i = 0; i < (*findings)->size(); ++i) {
+    const Json &f = (**findings)[i];
+    std::string where = jsonPointerChild("/findings", i);
+    if (!f.is_object())
+      return fieldError(where, "expected an object, got " + jsonTypeWords(f));
+    ReportFigures::FindingEntry entry;
+    auto type = stringField(f, where, "type", true);
+    if (!type)
+      return type.takeError();
+    auto bytes = countField(f, where, "bytes");
+    if (!bytes)
+      return bytes.takeError();
+    auto explanation = stringField(f, where, "explanation", false);
+    if (!explanation)
+      return explanation.takeError();
+    entry.type = *type;
+    entry.bytes = *bytes;
+    entry.explanation = *explanation;
+    for (const auto &[key, value] : f.items())
+      if (std::optional<uint64_t> n = jsonCount(value); n && key != "bytes")
+        entry.numbers.emplace_back(key, *n);
+    fig.findings.push_back(std::move(entry));
+  }
+  return fig;
+}
+
+} // namespace dumpsift

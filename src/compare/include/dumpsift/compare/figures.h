@@ -1,0 +1,57 @@
+// The figures of a report that `diff` and `check` read (docs/ci.md), taken out of the report's JSON
+// text and checked. A stored report and one just made from a dump are read the same way.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dumpsift {
+
+/// Count and bytes of some set of buffers (or findings).
+struct Tally {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+
+/// What `diff` and `check` read of one report.
+struct ReportFigures {
+  struct Group {
+    uint64_t size = 0;
+    std::string state;
+    std::string kind; // set when the report groups by size and kind; empty otherwise
+    uint64_t count = 0;
+    uint64_t total_bytes = 0;
+    std::vector<std::pair<std::string, uint64_t>> kinds; // count per kind, as reported
+  };
+  struct FindingEntry {
+    std::string type;
+    uint64_t bytes = 0;
+    std::vector<std::pair<std::string, uint64_t>> numbers; // type-specific figures, report order
+    std::string explanation;
+  };
+
+  Tally buffers;                        // summary.buffers, summary.buffer_bytes
+  std::map<std::string, Tally> by_kind; // summary.by_kind
+  std::vector<Group> groups;            // report order
+  std::vector<FindingEntry> findings;   // report order
+  /// The options the report was made with, each as compact JSON ("min_size": "65536"), in report
+  /// order; nullopt when the report has no options object.
+  std::optional<std::vector<std::pair<std::string, std::string>>> options;
+  std::string dump_path; // dump.path ("" when absent)
+};
+
+/// Takes the figures out of a report's JSON text. A syntax error reads "line L, column C: WHY".
+/// Fails when the report is not a schema-version-1 report or a field that diff and check read is
+/// missing or has the wrong type; the message starts with the field's JSON pointer
+/// ("/groups/3/count: expected a non-negative integer"). Fields that diff and check do not read
+/// are not validated (scripts/validate_report.py does that).
+llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text);
+
+} // namespace dumpsift

@@ -1,0 +1,70 @@
+// Rules that a report must pass (`dumpsift check`): limits on bytes and counts per kind, per size
+// range, per finding type, on all buffers, and things that must not exist. The file format is
+// documented in docs/ci.md; the report layer writes the results.
+#pragma once
+
+#include "dumpsift/compare/figures.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dumpsift {
+
+/// The rules-file versions this build reads.
+inline constexpr int kRulesVersion = 1;
+
+/// One rule. It measures one set of buffers (or findings) and limits its count and bytes.
+struct Rule {
+  std::string name;
+  std::string description;
+  std::string pointer; // where it is in the file: "/rules/3"
+  size_t line = 0;     // line of its opening brace (0: unknown)
+
+  // What it measures: all buffers, the buffers a selection picks, or the findings of one type.
+  bool all_buffers = false;
+  std::optional<std::string> kind;  // report kind name
+  std::optional<std::string> state; // used, free, unknown
+  uint64_t min_size = 0;            // inclusive
+  uint64_t max_size = UINT64_MAX;   // inclusive
+  bool exact_size = false;          // written as "size": min_size == max_size
+  std::optional<std::string> finding;
+
+  // The limits: must_not_exist, or at least one of max_bytes / max_count.
+  std::optional<uint64_t> max_bytes;
+  std::optional<uint64_t> max_count;
+  bool must_not_exist = false;
+
+  /// What it measures, in words: "kind jpeg", "size 131,186", "sizes 100,000..200,000, state
+  /// used", "finding duplicates", "all buffers".
+  std::string subject() const;
+};
+
+struct RuleSet {
+  int version = kRulesVersion;
+  std::string description;
+  std::vector<Rule> rules; // file order
+};
+
+/// Parses a rules file's text. Errors say where: "line L, column C: WHY" for JSON syntax, else
+/// "/rules/3/max_bytes (line 14): WHY" (the field's JSON pointer and its line). Unknown fields,
+/// unknown kinds and states, contradictory selections and rules without a limit are errors.
+/// Finding types are not checked against a list (new ones appear as dumpsift grows).
+llvm::Expected<RuleSet> parseRules(llvm::StringRef text);
+
+/// A rule measured on one report.
+struct RuleResult {
+  const Rule *rule = nullptr;
+  Tally measured;
+  bool passed = true;
+  std::string message; // "bytes 2,162,432 (2.1 MiB) > max_bytes 1,310,720 (1.2 MiB)"
+};
+
+/// Measures every rule on `report`, in rule order. Never fails.
+std::vector<RuleResult> checkRules(const ReportFigures &report, const RuleSet &rules);
+
+} // namespace dumpsift

@@ -1,0 +1,77 @@
+// Checked reads of the dumped process's memory. Tells unmapped, not-captured and captured apart;
+// never reads outside the dump file.
+#pragma once
+
+#include "dumpsift/dump/snapshot.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace dumpsift {
+
+enum class Fault { None, Unmapped, NotCaptured };
+
+class AddressSpace {
+public:
+  /// The snapshot must outlive the address space.
+  explicit AddressSpace(const Snapshot &snapshot);
+
+  const Snapshot &snapshot() const { return snapshot_; }
+
+  /// Zero-copy view of [addr, addr+len) when the whole range is captured in one memory range, or
+  /// in ranges that follow each other both in the address space and in the dump file; nullptr
+  /// otherwise. The fast path for walkers.
+  const uint8_t *tryView(uint64_t addr, uint64_t len) const;
+
+  /// Like tryView, but fails with an error that names the address and the reason.
+  llvm::Expected<llvm::ArrayRef<uint8_t>> view(uint64_t addr, uint64_t len) const;
+
+  /// Copies [addr, addr+out.size()) into `out`; may span adjacent memory ranges. Fails with the
+  /// first faulting address and why.
+  llvm::Error read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out) const;
+
+  /// Reads a little-endian u64/u32; false when not captured.
+  bool tryReadU64(uint64_t addr, uint64_t &out) const {
+    const uint8_t *p = tryView(addr, 8);
+    if (!p)
+      return false;
+    out = llvm::support::endian::read64le(p);
+    return true;
+  }
+  bool tryReadU32(uint64_t addr, uint32_t &out) const {
+    const uint8_t *p = tryView(addr, 4);
+    if (!p)
+      return false;
+    out = llvm::support::endian::read32le(p);
+    return true;
+  }
+
+  /// Why the byte at `addr` cannot be read (Fault::None when it can).
+  Fault classify(uint64_t addr) const;
+
+  /// The memory range holding `addr`, or nullptr.
+  const MemoryRange *rangeContaining(uint64_t addr) const;
+  /// The region holding `addr`, or nullptr.
+  const Region *regionContaining(uint64_t addr) const;
+
+  /// Captured bytes from `addr` on that one view can cover (see tryView), at most `limit`; 0 when
+  /// `addr` is not captured.
+  uint64_t capturedRunFrom(uint64_t addr, uint64_t limit = UINT64_MAX) const;
+
+  /// Says that the captured bytes of [addr, addr+len) will not be read again soon, so that the
+  /// whole pages inside them leave this process's resident memory (madvise MADV_DONTNEED; the
+  /// file's pages stay in the page cache and a later read maps them back in). Keeps the resident
+  /// size of a run over a large dump bounded. No effect unless the dump is a memory-mapped file;
+  /// never changes what a read returns; views taken before stay valid.
+  void releasePages(uint64_t addr, uint64_t len) const;
+
+private:
+  const Snapshot &snapshot_;
+};
+
+llvm::StringRef faultName(Fault fault); // "unmapped", "not captured"
+
+} // namespace dumpsift

@@ -1,0 +1,35 @@
+// The parts of the HeapWalker interface (walker.h) that are not the walkers' own.
+#include "dumpsift/heap/walker.h"
+
+namespace dumpsift {
+
+llvm::StringRef stateName(AllocState state) {
+  switch (state) {
+  case AllocState::Used:
+    return "used";
+  case AllocState::Free:
+    return "free";
+  case AllocState::Unknown:
+    return "unknown";
+  }
+  return "unknown";
+}
+
+void HeapStats::add(const Allocation &a) {
+  switch (a.state) {
+  case AllocState::Used:
+    ++used_count;
+    used_bytes += a.size;
+    break;
+  case AllocState::Free:
+    ++free_count;
+    free_bytes += a.size;
+    break;
+  case AllocState::Unknown:
+    ++unknown_count;
+    unknown_bytes += a.size;
+    break;
+  }
+}
+
+} // namespace dumpsift

@@ -1,0 +1,108 @@
+// Sniffers: say what a buffer holds. Each has a cheap check on the first bytes and a full
+// validation run only on a hit. Every kind is one row of one table (dumpsift/sniff/kinds.def): its
+// enum value, report name, file extension and sniffer; the registry (src/sniff/registry.cpp) is
+// the only code that reads it, and everything else asks the registry.
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace dumpsift {
+
+/// What a buffer holds, in the order of kinds.def (the order reports list kinds in).
+enum class ContentKind : uint8_t {
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority) kind,
+#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension) kind,
+#include "dumpsift/sniff/kinds.def"
+};
+llvm::StringRef kindName(ContentKind kind);            // exactly the report names: "aws-chunked"
+std::optional<ContentKind> parseKind(llvm::StringRef); // inverse of kindName
+llvm::StringRef kindExtension(ContentKind kind);       // "jpg", "png", "gz", "json", "txt", "bin"
+/// All kinds, in enum order.
+const std::vector<ContentKind> &allKinds();
+
+using DetailValue =
+    std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<uint64_t>>;
+
+/// Ordered key/value facts about content ("width": 640). Keys are snake_case and documented in
+/// docs/kinds.md.
+struct Details {
+  std::vector<std::pair<std::string, DetailValue>> entries;
+  void set(std::string key, DetailValue value);
+  const DetailValue *get(llvm::StringRef key) const;
+};
+
+struct SniffResult {
+  ContentKind kind = ContentKind::Unknown;
+  uint64_t offset = 0; // where the content starts inside the buffer
+  uint64_t length = 0; // content length from `offset` (the format's own extent where known)
+  bool length_estimated = false;
+  Details details;
+};
+
+/// A payload that framed content carries, decoded: its pieces in order, as views into the content.
+struct Payload {
+  /// True for one message's body among the messages the content carries (amqp), which are
+  /// numbered from 1 in order; false for the one payload the framing wraps (aws-chunked: the data
+  /// of its chunks).
+  bool message_body = false;
+  std::vector<llvm::ArrayRef<uint8_t>> pieces; // never all empty
+  bool cut = false;                            // the content ends inside the payload
+};
+
+class Sniffer {
+public:
+  virtual ~Sniffer() = default;
+  virtual ContentKind kind() const = 0;
+  /// Cheap: could `head` (the first bytes of candidate content, up to kHeadBytes) start this kind?
+  virtual bool quickCheck(llvm::ArrayRef<uint8_t> head) const = 0;
+  /// Full validation of content starting at data[0]. Never reads outside `data`, bounds its work,
+  /// never throws. nullopt when it is not this kind after all.
+  virtual std::optional<SniffResult> validate(llvm::ArrayRef<uint8_t> data) const = 0;
+  /// Embedded search: the first offset in [from, limit) of `buffer` where this kind's signature
+  /// occurs (the signature bytes may extend past `limit`), or kNoCandidate. Only kinds with a
+  /// strong signature override it; the default means "recognised at offset 0 only". Cheap
+  /// (memchr/memmem), no allocation. sniff() still runs quickCheck and validate on each candidate.
+  virtual size_t findCandidate(llvm::ArrayRef<uint8_t> buffer, size_t from, size_t limit) const {
+    (void)buffer, (void)from, (void)limit;
+    return kNoCandidate;
+  }
+  /// The region scan, which looks for content at every offset of memory no heap walker claims,
+  /// asks each kind whose signature is strong enough to be believed anywhere for the bytes its
+  /// content can start with; other kinds (the default) take no part. quickCheck must be false for
+  /// a head whose first byte is not among them.
+  virtual llvm::StringRef scanLeadBytes() const { return {}; }
+  /// The payloads that content of this kind carries, decoded (aws-chunked: the upload's data;
+  /// amqp: each message's body), for content that starts at data[0] as validate saw it. Zero-copy:
+  /// views into `data`. Kinds that carry no payload return none (the default).
+  virtual std::vector<Payload> decodePayloads(llvm::ArrayRef<uint8_t> data) const {
+    (void)data;
+    return {};
+  }
+
+  static constexpr size_t kHeadBytes = 16;
+  static constexpr size_t kNoCandidate = SIZE_MAX;
+  /// sniff() looks for embedded content starting within this many bytes of the buffer start.
+  static constexpr size_t kEmbeddedWindow = 4096;
+};
+
+/// Every signature sniffer, in priority order (kinds.def).
+const std::vector<std::unique_ptr<Sniffer>> &sniffers();
+
+/// The sniffer of `kind`, or nullptr for a statistical kind (text, utf16, zero, random, unknown).
+const Sniffer *snifferFor(ContentKind kind);
+
+/// What `buffer` holds: a signature kind at offset 0, else one within the first 4 KiB (with its
+/// offset), else a statistical kind (zero, text, utf16, random), else unknown. Never fails.
+SniffResult sniff(llvm::ArrayRef<uint8_t> buffer);
+
+} // namespace dumpsift

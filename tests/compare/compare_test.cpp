@@ -1,0 +1,276 @@
+// Reading reports back and diffing them: the figures, group matching, findings matching, every
+// threshold, and reports that are not what diff and check need.
+#include "../../src/compare/json_text.h"
+#include "compare/sample_reports.h"
+#include "dumpsift/compare/diff.h"
+
+#include <catch2/catch.hpp>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// The group of `diff` with this size and state (REQUIREs it).
+const GroupDiff &groupOf(const ReportDiff &diff, uint64_t size, const std::string &state) {
+  for (const GroupDiff &g : diff.groups)
+    if (g.size == size && g.state == state)
+      return g;
+  FAIL("no group " << size << " " << state);
+  return diff.groups.front();
+}
+
+/// The subjects of `regressions`, in order.
+std::vector<std::string> subjects(const std::vector<Regression> &regressions) {
+  std::vector<std::string> out;
+  for (const Regression &r : regressions)
+    out.push_back(r.subject);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("readFigures takes out totals, kinds, groups and findings") {
+  ReportFigures f = figuresOf(baseReport());
+  CHECK(f.buffers.count == 7);
+  CHECK(f.buffers.bytes == 4 * 135152 + 2 * 266224 + 100136);
+  CHECK(f.by_kind.at("jpeg").count == 3);
+  CHECK(f.by_kind.at("jpeg").bytes == 3 * 135152);
+  REQUIRE(f.groups.size() == 3);
+  CHECK(f.groups[0].size == 135152);
+  CHECK(f.groups[0].kinds.size() == 2);
+  CHECK(f.groups[2].state == "free");
+  REQUIRE(f.findings.size() == 2);
+  CHECK(f.findings[0].type == "duplicates");
+  CHECK(f.findings[0].numbers ==
+        std::vector<std::pair<std::string, uint64_t>>{{"count", 2}, {"size", 135152}});
+  CHECK(f.dump_path == "sample.core");
+}
+
+TEST_CASE("readFigures names the field that is missing or wrong") {
+  Json r = baseReport();
+  r["schema_version"] = 2;
+  CHECK(errorOf(readFigures(r.dump())) ==
+        "/schema_version: this dumpsift reads report schema version "
+        "1, not 2");
+  CHECK(errorOf(readFigures(Json::array().dump())) ==
+        "/: expected a report (a JSON object), got an array");
+  r = baseReport();
+  r.erase("summary");
+  CHECK(errorOf(readFigures(r.dump())) == "/summary: missing");
+  r = baseReport();
+  r["groups"][1]["count"] = -3;
+  CHECK(errorOf(readFigures(r.dump())) ==
+        "/groups/1/count: expected a non-negative integer, got a negative number");
+  r = baseReport();
+  r["groups"][0]["state"] = 1;
+  CHECK(errorOf(readFigures(r.dump())) == "/groups/0/state: expected a string, got a number");
+  r = baseReport();
+  r["groups"][0]["kinds"]["jpeg"] = "three";
+  CHECK(errorOf(readFigures(r.dump())) ==
+        "/groups/0/kinds/jpeg: expected a non-negative integer, got a string");
+  r = baseReport();
+  r["summary"]["by_kind"]["zero"].erase("bytes");
+  CHECK(errorOf(readFigures(r.dump())) == "/summary/by_kind/zero/bytes: missing");
+  r = baseReport();
+  r["findings"] = Json::object();
+  CHECK(errorOf(readFigures(r.dump())) == "/findings: expected an array, got an object");
+  r = baseReport();
+  r["findings"][1].erase("type");
+  CHECK(errorOf(readFigures(r.dump())) == "/findings/1/type: missing");
+}
+
+TEST_CASE("readFigures accepts a report built in memory (signed integers)") {
+  Json r = baseReport();
+  r["schema_version"] = int64_t{1};
+  r["summary"]["buffers"] = int64_t{7};
+  r["groups"][0]["count"] = int{4};
+  CHECK(figuresOf(r).buffers.count == 7);
+}
+
+TEST_CASE("parseJsonText turns nlohmann's byte offset into line and column") {
+  using namespace detail;
+  CHECK(errorOf(parseJsonText("{\n  \"a\": 1,\n  \"b\" 2\n}")).rfind("line 3, column 7: ", 0) == 0);
+  CHECK(lineAndColumn("ab\ncd", 0) == std::pair<size_t, size_t>{1, 1});
+  CHECK(lineAndColumn("ab\ncd", 2) == std::pair<size_t, size_t>{1, 3}); // the newline itself
+  CHECK(lineAndColumn("ab\ncd", 3) == std::pair<size_t, size_t>{2, 1});
+  CHECK(lineAndColumn("ab\ncd", 99) == std::pair<size_t, size_t>{2, 3});
+  CHECK(jsonPointerChild("/a", "b/c~d") == "/a/b~1c~0d");
+  CHECK(jsonPointerChild("/rules", size_t{3}) == "/rules/3");
+}
+
+TEST_CASE("diff: the same report twice changes nothing") {
+  ReportDiff d = diffOf(baseReport(), baseReport());
+  CHECK(d.buffer_bytes.delta() == 0);
+  for (const GroupDiff &g : d.groups)
+    CHECK(g.status == GroupStatus::Unchanged);
+  CHECK(d.new_findings.empty());
+  CHECK(d.gone_findings.empty());
+  CHECK(d.warnings.empty());
+  DiffLimits strict;
+  strict.max_growth_percent = 0;
+  strict.max_growth_bytes = 0;
+  strict.max_new_bytes = 0;
+  strict.max_new_findings = 0;
+  CHECK(findRegressions(d, strict).empty());
+}
+
+TEST_CASE("diff: new, vanished and changed groups, kinds and totals") {
+  Json after = sampleReport({{135152, "used", {{"jpeg", 6}, {"aws-chunked", 1}}},
+                             {131186, "used", {{"aws-chunked", 2}}},
+                             {100136, "free", {{"unknown", 1}}}});
+  ReportDiff d = diffOf(baseReport(), after);
+  CHECK(d.buffers.before == 7);
+  CHECK(d.buffers.after == 10);
+  CHECK(groupOf(d, 131186, "used").status == GroupStatus::New);
+  CHECK(groupOf(d, 131186, "used").count.after == 2);
+  CHECK(groupOf(d, 266224, "used").status == GroupStatus::Vanished);
+  CHECK(groupOf(d, 266224, "used").bytes.before == 532448);
+  CHECK(groupOf(d, 135152, "used").status == GroupStatus::Changed);
+  CHECK(groupOf(d, 135152, "used").count.delta() == 3);
+  CHECK(groupOf(d, 100136, "free").status == GroupStatus::Unchanged);
+  // Ordered by the size of the change in bytes.
+  REQUIRE(d.groups.size() == 4);
+  CHECK(d.groups[0].size == 266224); // -532,448
+  CHECK(d.groups[1].size == 135152); // +405,456
+  CHECK(d.groups[2].size == 131186); // +262,372
+  CHECK(d.groups[3].size == 100136); // 0
+  // Kinds by name, both sides.
+  REQUIRE(d.kinds.size() == 4);
+  CHECK(d.kinds[0].kind == "aws-chunked");
+  CHECK(d.kinds[0].count.before == 1);
+  CHECK(d.kinds[0].count.after == 3);
+  CHECK(d.kinds[3].kind == "zero");
+  CHECK(d.kinds[3].bytes.after == 0);
+}
+
+TEST_CASE("diff: groups of the same size but another state or kind are different groups") {
+  Json before = sampleReport({{135152, "used", {{"jpeg", 1}}}});
+  Json after = sampleReport({{135152, "free", {{"jpeg", 1}}}});
+  ReportDiff d = diffOf(before, after);
+  CHECK(groupOf(d, 135152, "used").status == GroupStatus::Vanished);
+  CHECK(groupOf(d, 135152, "free").status == GroupStatus::New);
+
+  before["groups"][0]["kind"] = "jpeg";
+  after = before;
+  after["groups"][0]["kind"] = "png";
+  d = diffOf(before, after);
+  REQUIRE(d.groups.size() == 2);
+  CHECK(d.groups[0].kind != d.groups[1].kind);
+}
+
+TEST_CASE("diff: findings match on type and figures, not on addresses or explanation") {
+  Json after = baseReport();
+  after["findings"][0]["explanation"] = "worded differently";
+  after["findings"][0]["addresses"] = Json::array({"0x1000"});
+  after["findings"].push_back(Json{{"type", "duplicates"},
+                                   {"bytes", 270304},
+                                   {"count", 3},
+                                   {"size", 135152},
+                                   {"explanation", "three copies"}});
+  after["findings"].erase(1); // zero-filled gone
+  ReportDiff d = diffOf(baseReport(), after);
+  REQUIRE(d.new_findings.size() == 1);
+  CHECK(d.new_findings[0].explanation == "three copies");
+  REQUIRE(d.gone_findings.size() == 1);
+  CHECK(d.gone_findings[0].type == "zero-filled");
+  REQUIRE(d.finding_types.size() == 2);
+  CHECK(d.finding_types[0].type == "duplicates");
+  CHECK(d.finding_types[0].count.after == 2);
+
+  // Two equal findings on one side, one on the other: one is new.
+  Json twice = baseReport();
+  twice["findings"].push_back(twice["findings"][0]);
+  d = diffOf(baseReport(), twice);
+  CHECK(d.new_findings.size() == 1);
+  CHECK(d.gone_findings.empty());
+  d = diffOf(twice, baseReport());
+  CHECK(d.new_findings.empty());
+  CHECK(d.gone_findings.size() == 1);
+}
+
+TEST_CASE("diff: reports made with different options get a warning") {
+  Json after = baseReport();
+  after["options"]["min_size"] = 131072;
+  ReportDiff d = diffOf(baseReport(), after);
+  REQUIRE(d.warnings.size() == 1);
+  CHECK(d.warnings[0].find("min_size (65536 vs 131072)") != std::string::npos);
+}
+
+TEST_CASE("diff thresholds: --max-growth as a percentage") {
+  // jpeg 3 -> 4 buffers of 135,152: +33.3% for the kind, +25% for the group, +11.5% in total.
+  Json after = sampleReport({{135152, "used", {{"jpeg", 4}, {"aws-chunked", 1}}},
+                             {266224, "used", {{"zero", 2}}},
+                             {100136, "free", {{"unknown", 1}}}});
+  ReportDiff d = diffOf(baseReport(), after);
+  DiffLimits limits;
+  limits.max_growth_percent = 30;
+  std::vector<Regression> r = findRegressions(d, limits);
+  CHECK(subjects(r) == std::vector<std::string>{"kind jpeg"});
+  CHECK(r[0].message ==
+        "kind jpeg: bytes grew +33.3% (405,456 -> 540,608), limit --max-growth 30%");
+  CHECK(r[0].measured == Approx(100.0 / 3));
+  limits.max_growth_percent = 10;
+  CHECK(subjects(findRegressions(d, limits)) ==
+        std::vector<std::string>{"total buffer bytes", "kind jpeg", "group 135,152 used"});
+  limits.max_growth_percent = 34;
+  CHECK(findRegressions(d, limits).empty());
+  // Shrinking never regresses.
+  limits.max_growth_percent = 0;
+  CHECK(findRegressions(diffOf(after, baseReport()), limits).empty());
+}
+
+TEST_CASE("diff thresholds: --max-growth in bytes counts new kinds and groups too") {
+  Json after = sampleReport({{135152, "used", {{"jpeg", 3}, {"aws-chunked", 1}}},
+                             {266224, "used", {{"zero", 2}}},
+                             {100136, "free", {{"unknown", 1}}},
+                             {70000, "used", {{"png", 1}}}});
+  ReportDiff d = diffOf(baseReport(), after);
+  DiffLimits limits;
+  limits.max_growth_bytes = 69999;
+  std::vector<Regression> r = findRegressions(d, limits);
+  CHECK(subjects(r) ==
+        std::vector<std::string>{"total buffer bytes", "kind png", "group 70,000 used"});
+  CHECK(r[0].message == "total buffer bytes: bytes grew by 70,000 (1,173,192 -> 1,243,192), "
+                        "limit --max-growth 69,999 bytes");
+  limits.max_growth_bytes = 70000;
+  CHECK(findRegressions(d, limits).empty());
+}
+
+TEST_CASE("diff thresholds: --max-new-bytes for new groups and new kinds") {
+  Json after = sampleReport({{135152, "used", {{"jpeg", 3}, {"aws-chunked", 1}}},
+                             {266224, "used", {{"zero", 2}}},
+                             {100136, "free", {{"unknown", 1}}},
+                             {131186, "used", {{"aws-chunked", 2}}}});
+  ReportDiff d = diffOf(baseReport(), after);
+  DiffLimits limits;
+  limits.max_new_bytes = 0;
+  std::vector<Regression> r = findRegressions(d, limits);
+  REQUIRE(subjects(r) == std::vector<std::string>{"new groups"});
+  CHECK(r[0].message == "new groups: 1 new size group (131,186 used x2) holds 262,372 bytes, "
+                        "limit --max-new-bytes 0");
+  limits.max_new_bytes = 262372;
+  CHECK(findRegressions(d, limits).empty());
+
+  // A kind new in `after`, in a group that already existed.
+  Json png = baseReport();
+  png = sampleReport({{135152, "used", {{"jpeg", 3}, {"png", 1}}},
+                      {266224, "used", {{"zero", 2}}},
+                      {100136, "free", {{"unknown", 1}}}});
+  limits.max_new_bytes = 0;
+  r = findRegressions(diffOf(baseReport(), png), limits);
+  CHECK(subjects(r) == std::vector<std::string>{"new kind png"});
+}
+
+TEST_CASE("diff thresholds: --max-new-findings") {
+  Json after = baseReport();
+  after["findings"].push_back(Json{{"type", "growth-chain"}, {"bytes", 5}, {"count", 3}});
+  ReportDiff d = diffOf(baseReport(), after);
+  DiffLimits limits;
+  limits.max_new_findings = 0;
+  std::vector<Regression> r = findRegressions(d, limits);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].message == "new findings: 1 (growth-chain), limit --max-new-findings 0");
+  limits.max_new_findings = 1;
+  CHECK(findRegressions(d, limits).empty());
+}

@@ -1,0 +1,35 @@
+// `info --json` over the fuzz corpus's regression files (fixtures/corpus/minidump/regress-*,
+// docs/fuzzing.md): names that were not UTF-8 reach the JSON repaired, and names that share one
+// string keep it small.
+#include "../../src/report/json_values.h"
+#include "dumpsift/report/info.h"
+#include "support/dumps.h"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// The fuzz corpus file fixtures/corpus/minidump/<name>, opened.
+std::unique_ptr<Snapshot> openRegression(const std::string &name) {
+  return mustOpenDump(sourceDir() + "/fixtures/corpus/minidump/" + name);
+}
+
+} // namespace
+
+TEST_CASE("info: module names that are not UTF-8 reach the JSON repaired") {
+  auto snap = openRegression("regress-invalid-utf8-module-name.dmp");
+  // dump() without an error handler throws on invalid UTF-8: nothing had to be replaced.
+  CHECK_NOTHROW(detail::infoJson(*snap).dump());
+}
+
+TEST_CASE("info: module names sharing one string keep the JSON small") {
+  auto snap = openRegression("regress-module-names-share-one-string.dmp");
+  // Before the names' budget followed the file size, this 46 KB file gave 23 MB of JSON.
+  std::ostringstream json;
+  writeInfoJson(*snap, json);
+  CHECK(json.str().size() < (4u << 20));
+}
