@@ -17,19 +17,6 @@ using namespace dumpsift::test;
 
 namespace {
 
-std::vector<nlohmann::json> readManifest(const std::string &path) {
-  std::vector<nlohmann::json> lines = readJsonLines(path);
-  REQUIRE(!lines.empty());
-  return lines;
-}
-
-const Buffer *findBuffer(const Analysis &analysis, uint64_t address) {
-  for (const Buffer &b : analysis.buffers)
-    if (b.allocation.address == address)
-      return &b;
-  return nullptr;
-}
-
 // Every planted buffer of at least `min_size` usable bytes: found, exact size, kind, payload.
 void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &manifest) {
   auto snapshot = openDump(core);

@@ -87,7 +87,7 @@ struct Layout {
     return std::string(flags->name) + (pointer_size == 8 ? "-x64" : "-x86") + " (" + source + ")";
   }
   /// The pointer at `p`.
-  uint64_t word(const uint8_t *p) const { return pointer_size == 8 ? load64(p) : load32(p); }
+  uint64_t word(const uint8_t *p) const { return pointer_size == 8 ? read64le(p) : read32le(p); }
   /// The bits of an object's first word that hold GC marks, not the MethodTable.
   uint64_t markBits() const { return pointer_size == 8 ? 7 : 3; }
   /// ObjHeader + MethodTable* + length (+ pad): an empty SZ array, the smallest object.
@@ -139,8 +139,8 @@ private:
     if (!p && !(p = memory_.tryView(mt, layout_.parent_offset + ptr)))
       return info;
     const ClrFlags &f = *layout_.flags;
-    info.flags = load32(p);
-    info.base_size = load32(p + 4);
+    info.flags = read32le(p);
+    info.base_size = read32le(p + 4);
     info.component =
         f.component_flag ? (info.flags & kHasComponentSize) != 0 : (info.flags & 0xFFFF) != 0;
     const uint64_t parent = layout_.word(p + layout_.parent_offset);
@@ -228,7 +228,7 @@ private:
     if (!mt.component)
       return mt.base_size;
     return uint64_t(mt.base_size) +
-           uint64_t(load32(obj + layout_.pointer_size)) * mt.component_size;
+           uint64_t(read32le(obj + layout_.pointer_size)) * mt.component_size;
   }
 
   /// The MethodTable of `obj`'s first word, its GC mark bits masked.
@@ -253,7 +253,7 @@ private:
     size = objectSize(p, info);
     if (size > kMaxObjectSize || layout_.align(size, large) > uint64_t(end - p))
       return {};
-    if (strict && info.array && ptr == 8 && load32(p + 12) != 0)
+    if (strict && info.array && ptr == 8 && read32le(p + 12) != 0)
       return {};
     return info;
   }
@@ -354,7 +354,7 @@ void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo
     return;
   if (info.array)
     array_mts_.emplace(mt, info);
-  found_.push_back({addr, size, mt, load32(obj + layout_.pointer_size), area, info.free, loh});
+  found_.push_back({addr, size, mt, read32le(obj + layout_.pointer_size), area, info.free, loh});
 }
 
 void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
