@@ -1,5 +1,7 @@
 #include "region_scan.h"
 
+#include "llvm/Support/Endian.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -55,6 +57,15 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
   while (i < bytes.size()) {
     if (open && i >= open_end)
       close(open_end);
+    if (bytes[i] == 0 && table.by_lead[0].empty()) {
+      // No signature starts with a zero byte: skip the run a word at a time (the unclaimed memory
+      // of a JVM or a Go process is mostly zero-filled tables and reservations).
+      while (i + 8 <= bytes.size() && llvm::support::endian::read64le(bytes.data() + i) == 0)
+        i += 8;
+      while (i < bytes.size() && bytes[i] == 0)
+        ++i;
+      continue;
+    }
     const std::vector<const Sniffer *> &candidates = table.by_lead[bytes[i]];
     if (candidates.empty()) {
       ++i;
