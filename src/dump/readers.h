@@ -14,7 +14,8 @@ llvm::Error readMinidump(Snapshot &snapshot);
 
 /// Shared finishing step: sorts regions and memory, checks they do not overlap (dropping and
 /// warning about overlaps), computes each region's captured byte count, classes the thread stacks
-/// and fills the threads' stack ranges from them (markThreadStacks in finalize.cpp). Replaces bytes that are not UTF-8 in every name read from the dump.
+/// and fills the threads' stack ranges from them (markThreadStacks in finalize.cpp). Replaces bytes
+/// that are not UTF-8 in every name read from the dump.
 void finalizeSnapshot(Snapshot &snapshot);
 
 } // namespace dumpsift::detail

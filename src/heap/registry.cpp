@@ -1,9 +1,9 @@
 // The one list of heap walkers. Adding an allocator: one file plus one line here.
 #include "dumpsift/heap/walker.h"
 #include "glibc/glibc_walker.h"
-#include "jemalloc/jemalloc_walker.h"
-#include "hotspot/hotspot_walker.h"
 #include "go/go_walker.h"
+#include "hotspot/hotspot_walker.h"
+#include "jemalloc/jemalloc_walker.h"
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
 #include "musl/musl_walker.h"

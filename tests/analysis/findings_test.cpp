@@ -119,7 +119,6 @@ std::vector<Finding> ofType(const std::vector<Finding> &all, const std::string &
   return out;
 }
 
-
 /// True when the findings are in the documented order: bytes desc, type, first address.
 bool sortedAsDocumented(const std::vector<Finding> &all) {
   return std::is_sorted(all.begin(), all.end(), [](const Finding &a, const Finding &b) {

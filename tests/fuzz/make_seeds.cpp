@@ -294,9 +294,10 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
                  std::vector<uint64_t> *type_words, bool force) {
   uint64_t allocations = 0;
   for (const auto &walker : heapWalkers()) {
-    const bool wanted = mode == "managed" ? walker->name() == "coreclr" || walker->name() == "mono" ||
-                                                walker->name() == "hotspot"
-                                          : walker->name() == mode;
+    const bool wanted =
+        mode == "managed"
+            ? walker->name() == "coreclr" || walker->name() == "mono" || walker->name() == "hotspot"
+            : walker->name() == mode;
     if (!wanted || (!force && !walker->detect(memory)))
       continue;
     Diagnostics diags;

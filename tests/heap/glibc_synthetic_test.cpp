@@ -3,8 +3,8 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
-#include "support/heap_walk.h"
 #include "support/byte_builder.h"
+#include "support/heap_walk.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -8,8 +8,8 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -17,7 +17,6 @@ using namespace dumpsift;
 using namespace dumpsift::test;
 
 namespace {
-
 
 /// Every check of the ground truth against a walk of a core of glibc_truth.
 void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json> &manifest) {

@@ -5,8 +5,8 @@
 // are written field by field from the offsets in docs/heap-go.md, not from the walker's tables.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
-#include "support/synthetic_heaps.h"
 #include "support/heap_walk.h"
+#include "support/synthetic_heaps.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>

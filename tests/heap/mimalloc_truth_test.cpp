@@ -10,8 +10,8 @@
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
-#include "support/test_support.h"
 #include "support/heap_walk.h"
+#include "support/test_support.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

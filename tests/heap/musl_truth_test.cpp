@@ -165,8 +165,8 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
 void checkLiveProcess(const std::string &build, const std::string &context_in) {
   const std::string program = fixtureProgram("musl/" + build);
   if (!availableOrSkipped(std::filesystem::exists(program),
-             program + " was not built: musl-gcc is missing (Debian: musl-tools; "
-                       "scripts/setup.sh installs it, then re-run cmake)") ||
+                          program + " was not built: musl-gcc is missing (Debian: musl-tools; "
+                                    "scripts/setup.sh installs it, then re-run cmake)") ||
       !availableOrSkipped(canRunGcore(), "gcore cannot attach to a child here"))
     return;
   LiveProcess proc(program);

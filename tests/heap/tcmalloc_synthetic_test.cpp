@@ -5,8 +5,8 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
-#include "support/synthetic_tcmalloc.h"
 #include "support/heap_walk.h"
+#include "support/synthetic_tcmalloc.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>

@@ -18,7 +18,6 @@ using test::walkerNamed;
 
 namespace {
 
-
 struct Walked {
   std::vector<Allocation> allocations;
   HeapWalkResult result;

@@ -16,9 +16,9 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
-#include "support/synthetic_heaps.h"
 #include "support/finding_numbers.h"
 #include "support/heap_walk.h"
+#include "support/synthetic_heaps.h"
 #include "support/test_support.h"
 
 #include "llvm/Support/Endian.h"

@@ -13,8 +13,8 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
-#include "support/test_support.h"
 #include "support/heap_walk.h"
+#include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -116,7 +116,7 @@ WalkedHeap walk(const Snapshot &snap) {
 /// and the other walkers (and, with `region_scan`, the region scan) claim none of tcmalloc's
 /// memory. Returns the walk.
 WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &manifest,
-                  bool region_scan = true) {
+                      bool region_scan = true) {
   WalkedHeap w = walk(snap);
   CHECK(w.warnings.empty());
   CHECK(w.result.size_classes);

@@ -75,7 +75,9 @@ inline bool anyWarningHas(const std::vector<Diagnostic> &warnings, const std::st
   });
 }
 
-inline std::string WalkedHeap::fact(const std::string &key) const { return factOf(result, key); }
+inline std::string WalkedHeap::fact(const std::string &key) const {
+  return factOf(result, key);
+}
 inline bool WalkedHeap::warned(const std::string &text) const {
   return anyWarningHas(warnings, text);
 }

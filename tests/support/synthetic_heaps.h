@@ -1,6 +1,6 @@
 // Hand-laid process memory for the synthetic heap tests and the fuzz seeds made from the same
-// shapes: a process over FakeMemory (byte_builder.h) with a snapshot over it, and the CoreCLR, Mono, HotSpot, Go
-// runtime and musl mallocng structures written field by field from the layouts in
+// shapes: a process over FakeMemory (byte_builder.h) with a snapshot over it, and the CoreCLR,
+// Mono, HotSpot, Go runtime and musl mallocng structures written field by field from the layouts in
 // docs/heap-managed.md, docs/heap-hotspot.md, docs/heap-go.md and docs/heap-musl.md (not from the
 // walkers' own tables). Header-only and free of Catch2, so tests/fuzz/make_seeds.cpp can use it
 // too.
