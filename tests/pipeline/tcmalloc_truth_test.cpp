@@ -125,8 +125,8 @@ WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &m
   unsigned used = 0, freed = 0;
   for (const auto &[address, m] : finalStates(manifest)) {
     INFO("manifest entry " << m.dump());
-    const uint64_t usable = m.at("usable_size").get<uint64_t>();
     if (m.at("state") == "used") {
+      const uint64_t usable = m.at("usable_size").get<uint64_t>();
       ++used;
       const Allocation *a = w.at(address);
       REQUIRE(a != nullptr);
@@ -140,9 +140,8 @@ WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &m
     REQUIRE(a != nullptr);
     CHECK(a->state == AllocState::Free);
     // The same free object; or the buffer's span went back to the page heap, and its pages are a
-    // free run or free objects of the span they were cut into since.
-    if (a->address == address && !a->whole_pages)
-      CHECK(a->size == usable);
+    // free run or free objects of a span they were cut into since, whose objects may be of any
+    // size and may start at the buffer's address too: so only the state says anything here.
   }
   CHECK(used > 50);
   CHECK(freed > 20);
