@@ -10,6 +10,7 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "support/test_support.h"
 
 #include <algorithm>
@@ -49,17 +50,6 @@ std::vector<nlohmann::json> dumpPreloaded(const std::string &program, const std:
   unsetenv("LD_PRELOAD");
   process.gcore(core);
   return process.manifest();
-}
-
-/// "163,840".
-std::string commas(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 } // namespace
@@ -123,7 +113,7 @@ TEST_CASE("the story under jemalloc: every planted buffer at its exact address, 
   writeSummaryText(**snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
   REQUIRE(aws_size != 0);
-  CHECK(text.str().find("jemalloc size class " + commas(aws_size) + "  used       10") !=
+  CHECK(text.str().find("jemalloc size class " + groupedDigits(aws_size) + "  used       10") !=
         std::string::npos);
   CHECK(text.str().find("aws-chunked x10 (payload jpeg") != std::string::npos);
 

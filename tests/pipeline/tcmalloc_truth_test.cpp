@@ -13,6 +13,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "support/heap_walk.h"
 #include "support/test_support.h"
 
@@ -272,21 +273,6 @@ TEST_CASE("tcmalloc walker: free_lists (remote frees, transfer slots, an exited 
   CHECK(w.count("thread_caches") >= 3); // producer, consumer, main; the leaver's is gone
 }
 
-namespace {
-
-/// "139,264".
-std::string commas(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-} // namespace
-
 TEST_CASE(
     "tcmalloc walker: the story under libtcmalloc_minimal, planted buffers and size classes") {
   if (!canRun({kMinimal}))
@@ -333,11 +319,11 @@ TEST_CASE(
   std::ostringstream text;
   writeSummaryText(*d->snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
-  CHECK(text.str().find("10 buffers of tcmalloc size class " + commas(frame) + " hold ") !=
+  CHECK(text.str().find("10 buffers of tcmalloc size class " + groupedDigits(frame) + " hold ") !=
         std::string::npos);
-  CHECK(text.str().find("tcmalloc size class " + commas(slice)) != std::string::npos);
+  CHECK(text.str().find("tcmalloc size class " + groupedDigits(slice)) != std::string::npos);
   // The PNG (360,106 bytes) is a large allocation: whole pages, not a size class.
   const uint64_t png = *usable_by_name["png"].begin();
   CHECK(png > kMaxSmall);
-  CHECK(text.str().find("tcmalloc size class " + commas(png)) == std::string::npos);
+  CHECK(text.str().find("tcmalloc size class " + groupedDigits(png)) == std::string::npos);
 }
