@@ -237,7 +237,7 @@ TEST_CASE("mimalloc walker survives a damaged core with warnings and partial res
   auto bad = openSnapshot(bad_path);
   WalkedHeap w = walk(*bad);
   REQUIRE(w.error.empty());
-  CHECK(w.seconds < 10);
+  CHECK(w.seconds < kHangGuardSeconds);
   CHECK(w.warned(hexAddress(descriptorOf(kib1)) + ": free list: " + hexAddress(loop_block) +
                  " is on a list already (a loop)"));
   CHECK(w.warned(hexAddress(descriptorOf(kib2)) +

@@ -98,7 +98,7 @@ Outcome checkRuntime(const std::string &core, const Expectations &x) {
   if (!result)
     FAIL(llvm::toString(result.takeError()));
   INFO("walk took " << seconds << " s");
-  CHECK(seconds < 10.0);
+  CHECK(seconds < kHangGuardSeconds);
   std::map<uint64_t, const Allocation *> by_data; // data address -> allocation
   for (const Allocation &a : found)
     if (a.managed)

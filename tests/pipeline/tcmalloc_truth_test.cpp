@@ -121,7 +121,7 @@ WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &m
   WalkedHeap w = walk(snap);
   CHECK(w.warnings.empty());
   CHECK(w.result.size_classes);
-  CHECK(w.seconds < 10);
+  CHECK(w.seconds < kHangGuardSeconds);
 
   unsigned used = 0, freed = 0;
   for (const auto &[address, m] : finalStates(manifest)) {

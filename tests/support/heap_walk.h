@@ -21,6 +21,11 @@
 namespace dumpsift::test {
 
 /// What one walker reported about one snapshot.
+/// A bound on a walk of a real core that catches a hang (an unbounded walk of a damaged heap
+/// takes hours), not slowness: CI runs these on 2 loaded cores, and a one-second walk has taken
+/// ten there. Speed is measured by bench/, never here.
+inline constexpr double kHangGuardSeconds = 120;
+
 struct WalkedHeap {
   std::vector<Allocation> allocations; // in the order reported
   std::map<uint64_t, size_t> by_address;
