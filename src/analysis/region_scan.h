@@ -9,9 +9,9 @@ namespace dumpsift {
 
 /// Scans `ranges` for content of the kinds whose signature is strong enough to be believed at any
 /// offset (the sniffers with Sniffer::scanLeadBytes: JPEG, PNG, GIF, WebP, gzip, zstd, ZIP, PDF,
-/// aws-chunked). Each hit becomes a Buffer whose extent is the format's own length, or, when the
-/// format does not say, the run of non-zero bytes up to the next hit that starts more than 64 KiB
-/// in (marked `estimated`). Hits do not overlap; at one offset the sniffers are tried in the
+/// aws-chunked, AMQP). Each hit becomes a Buffer whose extent is the format's own length, or, when
+/// the format does not say, the run of non-zero bytes up to the next hit that starts more than 64
+/// KiB in (marked `estimated`). Hits do not overlap; at one offset the sniffers are tried in the
 /// registry's priority order. Ranges shorter than options.min_size are skipped, and so are hits.
 ///
 /// With `native_heap_unwalked` (a Windows dump: no walker reads the NT heap, docs/heap-windows.md)
