@@ -163,6 +163,16 @@ bool holdsOneAllocation(const Snapshot &snapshot, const UnclaimedRange &r,
   return nonZeroRunEnd(bytes, 0) == contentEnd(bytes);
 }
 
+// End of the run of zero bytes that starts at `from`, at most `to`; a word at a time.
+uint64_t zeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from, uint64_t to) {
+  uint64_t i = from;
+  while (i + 8 <= to && llvm::support::endian::read64le(bytes.data() + i) == 0)
+    i += 8;
+  while (i < to && bytes[i] == 0)
+    ++i;
+  return i;
+}
+
 // In [from, to) of `bytes` (captured memory at `base`; `to` short of the range's end), emits the
 // content that has no signature: each run of zero bytes and each run of high-entropy bytes
 // (random, encrypted) of at least options.min_size and kSmallestUnsignedRun, between runs of
@@ -177,22 +187,27 @@ void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, u
   while (i < to) {
     const uint64_t start = i;
     if (bytes[i] == 0) {
-      while (i < to && bytes[i] == 0)
-        ++i;
+      i = zeroRunEnd(bytes, i, to);
       if (i - start >= kSmallestUnsignedRun && start > 0 && i < bytes.size())
         emitRun(base + start, i - start, sniff(bytes.slice(start, i - start)), true, false, options,
                 emit);
       continue;
     }
-    // Content up to the next kRunSeparatorZeros zeros (or `to`).
-    uint64_t zeros = 0;
-    while (i < to && zeros < kRunSeparatorZeros) {
-      zeros = bytes[i] == 0 ? zeros + 1 : 0;
-      ++i;
+    // Content up to the next kRunSeparatorZeros zeros (or `to`): from zero byte to zero byte.
+    uint64_t end = to;
+    while (i < to) {
+      const void *zero = std::memchr(bytes.data() + i, 0, to - i);
+      if (!zero)
+        break;
+      i = static_cast<const uint8_t *>(zero) - bytes.data();
+      const uint64_t zeros_end = zeroRunEnd(bytes, i, std::min(to, i + kRunSeparatorZeros));
+      if (zeros_end - i == kRunSeparatorZeros) {
+        end = i;
+        break;
+      }
+      i = zeros_end;
     }
-    const uint64_t end = zeros == kRunSeparatorZeros ? i - zeros : i;
-    if (zeros == kRunSeparatorZeros)
-      i = end;
+    i = end;
     if (end - start < std::max(options.min_size, kSmallestUnsignedRun))
       continue;
     SniffResult content = sniff(bytes.slice(start, end - start));
