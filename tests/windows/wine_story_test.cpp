@@ -299,12 +299,18 @@ TEST_CASE("wine minidump: analyze finds the planted buffers with their kinds") {
     auto it = std::find_if(analysis.buffers.begin(), analysis.buffers.end(), [&](const Buffer &b) {
       return b.allocation.address <= address && address < b.allocation.address + b.allocation.size;
     });
-    // In Wine's heap, with no extent the scan can give: final chunks written over stale frames
-    // (the format's extent is 86 bytes, under the minimum) and JSON text between other blocks
-    // (docs/heap-windows.md).
-    const bool unfound = where == "heap" && (name == "aws-final-chunk" || name == "json");
-    if (unfound) {
-      CHECK((it == analysis.buffers.end() || it->allocation.address != address));
+    const bool at_address = it != analysis.buffers.end() && it->allocation.address == address;
+    // A final chunk written over a stale frame: the format's extent is 86 bytes, under the
+    // minimum. In a VirtualAlloc'd block the whole allocation is found; in Wine's heap it is
+    // found only once the aws-chunked sniffer gives the stale frame's bytes to the final chunk
+    // (issue 20), and then at its address with at least the planted extent.
+    if (name == "aws-final-chunk" && where == "heap" && !at_address) {
+      ++missed[name];
+      continue;
+    }
+    // JSON text between other blocks of Wine's heap: no signature, no run (docs/heap-windows.md).
+    if (name == "json" && where == "heap") {
+      CHECK_FALSE(at_address);
       ++missed[name];
       continue;
     }
@@ -333,6 +339,11 @@ TEST_CASE("wine minidump: analyze finds the planted buffers with their kinds") {
         CHECK(b.allocation.size >= requested);
         CHECK(b.allocation.size - requested < 64);
       }
+    } else if (name == "aws-final-chunk" && !b.allocation.whole_pages) {
+      // The final chunk's extent over the stale frame (issue 20's aws-chunked sniffer).
+      CHECK(b.allocation.address == address);
+      CHECK(b.allocation.size >= requested);
+      CHECK(b.allocation.size - requested < 64);
     } else if (where == "virtual") {
       // The whole allocation: the committed pages VirtualQuery gave the program.
       CHECK(b.allocation.address == address);
@@ -359,7 +370,7 @@ TEST_CASE("wine minidump: analyze finds the planted buffers with their kinds") {
     CHECK(found[std::string(where) + " amqp-publish"] == 3);
   CHECK(found["virtual aws-final-chunk"] == 2);
   CHECK(found["virtual json"] == 1);
-  CHECK(missed["aws-final-chunk"] == 2);
+  CHECK(found["heap aws-final-chunk"] + missed["aws-final-chunk"] == 2);
   CHECK(missed["json"] == 1);
 
   // No noise from the runs: every other buffer is a whole private allocation of Wine's own
