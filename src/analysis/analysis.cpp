@@ -293,14 +293,16 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
       analysis.diagnostics, progress);
 
   // Windows processes allocate natively from the NT heap or the segment heap, which no walker
-  // reads yet (docs/heap-windows.md): say what covered that memory instead.
-  if (memory.snapshot().system.os == "windows")
+  // reads yet (docs/heap-windows.md): the region scan stands in for it, and the report says so.
+  const bool native_heap_unwalked = memory.snapshot().system.os == "windows";
+  if (native_heap_unwalked)
     analysis.diagnostics.warn(
         "windows native heaps",
         options.region_scan
             ? "no NT heap or segment heap walker ran (none exists yet): HeapAlloc'd memory was "
               "covered only by the region scan of captured private memory, which finds content "
-              "with a strong signature"
+              "with a strong signature, whole private allocations (their size the committed "
+              "pages') and runs of zeros or high-entropy bytes (their extents estimated)"
             : "no NT heap or segment heap walker ran (none exists yet) and the region scan is "
               "off: HeapAlloc'd memory was not examined");
 
@@ -310,10 +312,11 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
     claimed.insert(claimed.end(), h.areas.begin(), h.areas.end());
   analysis.unclaimed = unclaimedRanges(memory.snapshot(), claimed);
   if (options.region_scan) {
-    scanUnclaimed(memory, analysis.unclaimed, options, progress, [&](Buffer b) {
-      if (passesSizeAndState(options, b.allocation))
-        analysis.buffers.push_back(std::move(b));
-    });
+    scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, progress,
+                  [&](Buffer b) {
+                    if (passesSizeAndState(options, b.allocation))
+                      analysis.buffers.push_back(std::move(b));
+                  });
   }
 
   // 3. Sniff and hash, then filter by kind.

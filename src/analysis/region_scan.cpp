@@ -1,5 +1,7 @@
 #include "region_scan.h"
 
+#include "dumpsift/support/bytes.h"
+
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
@@ -45,17 +47,18 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
                const std::function<void(Buffer)> &emit) {
   static const LeadByteTable table;
   // The last hit whose extent is an estimate, until the next hit or its estimated end closes it.
-  std::optional<Buffer> open;
+  Buffer open;
+  bool is_open = false;
   uint64_t open_end = 0;
   auto close = [&](uint64_t end) {
-    open->allocation.size = open->allocation.chunk_size = base + end - open->allocation.address;
-    if (open->allocation.size >= options.min_size)
-      emit(std::move(*open));
-    open.reset();
+    open.allocation.size = open.allocation.chunk_size = base + end - open.allocation.address;
+    if (open.allocation.size >= options.min_size)
+      emit(std::move(open));
+    is_open = false;
   };
   uint64_t i = 0;
   while (i < bytes.size()) {
-    if (open && i >= open_end)
+    if (is_open && i >= open_end)
       close(open_end);
     if (bytes[i] == 0 && table.by_lead[0].empty()) {
       // No signature starts with a zero byte: skip the run a word at a time (the unclaimed memory
@@ -85,7 +88,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       ++i;
       continue;
     }
-    if (open)
+    if (is_open)
       close(i);
     uint64_t length = hit->length;
     bool estimated = hit->length_estimated || length == 0;
@@ -104,6 +107,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     b.content = std::move(*hit);
     if (estimated && length > kNestedWindow) {
       open = std::move(b);
+      is_open = true;
       open_end = i + length;
       i += kNestedWindow;
       continue;
@@ -112,20 +116,117 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       emit(std::move(b));
     i += std::max<uint64_t>(length, 1);
   }
-  if (open)
+  if (is_open)
     close(open_end);
+}
+
+// Zero bytes in a row that part two runs of content without a signature: heap blocks are
+// padded and headed with them, while random data holds eight zero bytes in a row with
+// probability 2^-64 at each offset.
+constexpr uint64_t kRunSeparatorZeros = 8;
+
+// Content without a signature is believed only in runs of at least a page, whatever
+// options.min_size says: shorter runs of zeros are padding and fields, and shorter runs of
+// high-entropy bytes are too short for their entropy to mean anything.
+constexpr uint64_t kSmallestUnsignedRun = 4096;
+
+// Emits a Buffer of `length` bytes at `address` whose kind is `content`'s (its extent `estimated`
+// or not), when it is at least options.min_size long.
+void emitRun(uint64_t address, uint64_t length, SniffResult content, bool estimated,
+             bool whole_pages, const AnalyzeOptions &options,
+             const std::function<void(Buffer)> &emit) {
+  if (length < options.min_size)
+    return;
+  Buffer b;
+  b.allocation.address = b.allocation.chunk_address = address;
+  b.allocation.size = b.allocation.chunk_size = length;
+  b.allocation.state = AllocState::Unknown;
+  b.allocation.whole_pages = whole_pages;
+  b.source = kRegionScan;
+  b.estimated = estimated;
+  content.offset = 0;
+  b.content = std::move(content);
+  emit(std::move(b));
+}
+
+// A whole captured range of private memory (a VirtualAlloc'd block, committed pages) holds one
+// allocation's content when that content runs from its first byte, with no run of 16 zero bytes
+// inside it, and only zeros follow it to the range's end (the page rounding).
+bool holdsOneAllocation(const Snapshot &snapshot, const UnclaimedRange &r,
+                        llvm::ArrayRef<uint8_t> bytes) {
+  const auto m = std::lower_bound(
+      snapshot.memory.begin(), snapshot.memory.end(), r.start,
+      [](const MemoryRange &range, uint64_t start) { return range.start < start; });
+  if (m == snapshot.memory.end() || m->start != r.start || m->bytes.size() != r.size ||
+      r.start % 4096 != 0)
+    return false;
+  return nonZeroRunEnd(bytes, 0) == contentEnd(bytes);
+}
+
+// End of the run of zero bytes that starts at `from`, at most `to`; a word at a time.
+uint64_t zeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from, uint64_t to) {
+  uint64_t i = from;
+  while (i + 8 <= to && llvm::support::endian::read64le(bytes.data() + i) == 0)
+    i += 8;
+  while (i < to && bytes[i] == 0)
+    ++i;
+  return i;
+}
+
+// In [from, to) of `bytes` (captured memory at `base`; `to` short of the range's end), emits the
+// content that has no signature: each run of zero bytes and each run of high-entropy bytes
+// (random, encrypted) of at least options.min_size and kSmallestUnsignedRun, between runs of
+// kRunSeparatorZeros zeros.
+// Both extents are estimates: a run takes in the padding, the header or the unwritten tail of
+// the blocks beside it. A run of zeros that reaches either end of the range is not reported: it is
+// the range's untouched part (the unused depth of a stack, the free tail of a heap), not a buffer
+// between two others.
+void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, uint64_t to,
+                  const AnalyzeOptions &options, const std::function<void(Buffer)> &emit) {
+  uint64_t i = from;
+  while (i < to) {
+    const uint64_t start = i;
+    if (bytes[i] == 0) {
+      i = zeroRunEnd(bytes, i, to);
+      if (i - start >= kSmallestUnsignedRun && start > 0 && i < bytes.size())
+        emitRun(base + start, i - start, sniff(bytes.slice(start, i - start)), true, false, options,
+                emit);
+      continue;
+    }
+    // Content up to the next kRunSeparatorZeros zeros (or `to`): from zero byte to zero byte.
+    uint64_t end = to;
+    while (i < to) {
+      const void *zero = std::memchr(bytes.data() + i, 0, to - i);
+      if (!zero)
+        break;
+      i = static_cast<const uint8_t *>(zero) - bytes.data();
+      const uint64_t zeros_end = zeroRunEnd(bytes, i, std::min(to, i + kRunSeparatorZeros));
+      if (zeros_end - i == kRunSeparatorZeros) {
+        end = i;
+        break;
+      }
+      i = zeros_end;
+    }
+    i = end;
+    if (end - start < std::max(options.min_size, kSmallestUnsignedRun))
+      continue;
+    SniffResult content = sniff(bytes.slice(start, end - start));
+    if (content.kind == ContentKind::Random)
+      emitRun(base + start, end - start, std::move(content), true, false, options, emit);
+  }
 }
 
 } // namespace
 
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, ProgressFn progress,
+                   const AnalyzeOptions &options, bool native_heap_unwalked, ProgressFn progress,
                    const std::function<void(Buffer)> &emit) {
   const char *phase = "scanning unclaimed memory";
   uint64_t total = 0, done = 0;
   for (const UnclaimedRange &r : ranges)
     total += r.size;
   progress(phase, 0, total);
+  std::vector<Buffer> hits; // one range's, in address order
   for (const UnclaimedRange &r : ranges) {
     done += r.size;
     if (r.size < options.min_size)
@@ -133,7 +234,24 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
     const uint8_t *p = memory.tryView(r.start, r.size);
     if (!p)
       continue;
-    scanBytes(r.start, llvm::ArrayRef<uint8_t>(p, r.size), options, emit);
+    const llvm::ArrayRef<uint8_t> bytes(p, r.size);
+    hits.clear();
+    scanBytes(r.start, bytes, options, [&](Buffer b) { hits.push_back(std::move(b)); });
+    if (!native_heap_unwalked) {
+      for (Buffer &b : hits)
+        emit(std::move(b));
+    } else if (hits.empty() && holdsOneAllocation(memory.snapshot(), r, bytes)) {
+      // Its size is the committed pages'; sniffing gives its kind.
+      emitRun(r.start, r.size, SniffResult{}, false, true, options, emit);
+    } else {
+      uint64_t covered = 0; // the gaps between the hits hold the content without a signature
+      for (Buffer &b : hits) {
+        scanUnsigned(r.start, bytes, covered, b.allocation.address - r.start, options, emit);
+        covered = b.allocation.address + b.allocation.size - r.start;
+        emit(std::move(b));
+      }
+      scanUnsigned(r.start, bytes, covered, bytes.size(), options, emit);
+    }
     memory.releasePages(r.start, r.size);
     progress(phase, done, total);
   }

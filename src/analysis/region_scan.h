@@ -9,13 +9,21 @@ namespace dumpsift {
 
 /// Scans `ranges` for content of the kinds whose signature is strong enough to be believed at any
 /// offset (the sniffers with Sniffer::scanLeadBytes: JPEG, PNG, GIF, WebP, gzip, zstd, ZIP, PDF,
-/// aws-chunked). Each hit becomes a Buffer whose extent is the format's own length, or, when the
-/// format does not say, the run of non-zero bytes up to the next hit that starts more than 64 KiB
-/// in (marked `estimated`). Hits do not overlap; at one offset the sniffers are tried in the
+/// aws-chunked, AMQP). Each hit becomes a Buffer whose extent is the format's own length, or, when
+/// the format does not say, the run of non-zero bytes up to the next hit that starts more than 64
+/// KiB in (marked `estimated`). Hits do not overlap; at one offset the sniffers are tried in the
 /// registry's priority order. Ranges shorter than options.min_size are skipped, and so are hits.
+///
+/// With `native_heap_unwalked` (a Windows dump: no walker reads the NT heap, docs/heap-windows.md)
+/// the scan stands in for the walker in private memory: a whole captured range where the scan
+/// found nothing and whose content runs from its first byte, zeros only after it, is one
+/// allocation (a VirtualAlloc'd block) and becomes one Buffer of the range's size (`whole_pages`,
+/// its kind left to sniffing); elsewhere, runs of zeros and of high-entropy bytes of at least
+/// options.min_size between the hits become Buffers with estimated extents.
+///
 /// Reports progress in bytes scanned; releases each range's pages once scanned.
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, ProgressFn progress,
+                   const AnalyzeOptions &options, bool native_heap_unwalked, ProgressFn progress,
                    const std::function<void(Buffer)> &emit);
 
 } // namespace dumpsift

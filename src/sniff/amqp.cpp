@@ -196,6 +196,12 @@ public:
     return checkFrame(head, 0, frame) != FrameStatus::Bad;
   }
 
+  /// The region scan tries the protocol header and method frames: a method frame's class and
+  /// method ids must be one of the table's 65 pairs and its frame-end byte must follow its
+  /// payload, about one chance in 2^40 for bytes that are not AMQP. Content header and body
+  /// frames alone are too weak to be believed at any offset.
+  llvm::StringRef scanLeadBytes() const override { return llvm::StringRef("A\x01", 2); }
+
   /// The protocol header, or a method frame of the basic class (publish, deliver, ...): class 60
   /// at +7 and frame type 1 at +0.
   size_t findCandidate(Bytes buffer, size_t from, size_t limit) const override {

@@ -98,7 +98,7 @@ TEST_CASE("region scan: claimed memory and small content are left out") {
   options.min_size = 4096;
   std::vector<Buffer> found;
   scanUnclaimed(
-      memory, ranges, options, [](llvm::StringRef, uint64_t, uint64_t) {},
+      memory, ranges, options, false, [](llvm::StringRef, uint64_t, uint64_t) {},
       [&](Buffer b) { found.push_back(std::move(b)); });
   REQUIRE(found.size() == 2);
   CHECK(found[0].allocation.address == kPng);

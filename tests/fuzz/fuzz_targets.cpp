@@ -1,6 +1,7 @@
 #include "fuzz_targets.h"
 
 #include "../../src/report/json_values.h"
+#include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/info.h"
@@ -79,7 +80,8 @@ void walkOne(const HeapWalker &walker, const AddressSpace &memory, bool force) {
 }
 
 /// What the tools do with an opened dump: the info summary, checked reads at every region's edges,
-/// and every heap walker that detects its heaps.
+/// every heap walker that detects its heaps, and the region scan over all heap and anonymous
+/// memory (on a Windows dump with its whole allocations and runs without a signature).
 void exerciseSnapshot(const Snapshot &snapshot, llvm::ArrayRef<uint8_t> file) {
   for (const MemoryRange &m : snapshot.memory)
     FUZZ_CHECK(within(m.bytes, file));
@@ -98,6 +100,16 @@ void exerciseSnapshot(const Snapshot &snapshot, llvm::ArrayRef<uint8_t> file) {
   }
   for (const auto &walker : heapWalkers())
     walkOne(*walker, memory, /*force=*/false);
+  AnalyzeOptions options;
+  options.min_size = 4096;
+  options.threads = 1;
+  options.walkers = {"(none)"}; // a name no walker has: they ran above, so the scan covers it all
+  Analysis analysis = analyze(memory, options);
+  for (const Buffer &b : analysis.buffers) {
+    FUZZ_CHECK(b.allocation.size >= options.min_size);
+    FUZZ_CHECK(b.captured <= b.payloadSize());
+    checkResult(b.content, b.payloadSize());
+  }
 }
 
 /// Opens `data` as a dump from memory and exercises the snapshot; errors are ordinary answers.

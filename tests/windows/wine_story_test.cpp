@@ -2,11 +2,12 @@
 // dbghelp): fixtures/windows/story_windows.c holds the story's buffers in HeapAlloc'd and
 // VirtualAlloc'd memory, prints where, and dumps itself with MiniDumpWithFullMemory; the dump has
 // no MemoryInfoList. The dump's facts must agree with obj2yaml-14 (LLVM's own reader) and with what
-// the program printed, its two threads' stacks must be classed stack, and analyze must find every
-// planted buffer whose content has a signature, at its address and with its kind. The others
-// (AMQP, JSON, zeros, random, and final chunks over stale frames, whose format gives an 86-byte
-// extent) need an allocator walker, and no NT heap walker exists: the test checks that the report
-// says so.
+// the program printed, its two threads' stacks must be classed stack, and analyze must find the
+// planted buffers with their kinds: content with a signature (AMQP frames too) at its address; a
+// VirtualAlloc'd buffer as the whole allocation, its size the committed size the program printed;
+// zeros and random bytes inside Wine's heap as runs whose estimated extents hold the planted
+// bytes. No NT heap walker exists, and the test checks that the report says so. What the region
+// scan cannot find in Wine's heap is listed in docs/heap-windows.md and checked here as missing.
 //
 // The dump is made by fixtures/windows/make_dump.sh (mingw-w64 and wine64, from scripts/setup.sh)
 // and kept under the build tree. Without those tools the tests are skipped with a visible warning,
@@ -264,16 +265,13 @@ TEST_CASE("wine minidump: the facts agree with obj2yaml-14 and with the program"
   }
 }
 
-TEST_CASE("wine minidump: analyze finds every planted buffer that has a signature") {
+TEST_CASE("wine minidump: analyze finds the planted buffers with their kinds") {
   WineDump wine;
   if (!wine.open())
     return;
   const std::vector<nlohmann::json> &manifest = wine.manifest;
   AddressSpace memory(*wine.snapshot);
   Analysis analysis = analyze(memory, AnalyzeOptions{});
-  std::map<uint64_t, const Buffer *> by_address;
-  for (const Buffer &b : analysis.buffers)
-    by_address[b.allocation.address] = &b;
 
   // No walker recognises a Wine process's heap; the report says what covered it.
   CHECK(analysis.heaps.empty());
@@ -284,7 +282,12 @@ TEST_CASE("wine minidump: analyze finds every planted buffer that has a signatur
            d.message.find("region scan of captured private memory") != std::string::npos;
   }));
 
+  // Slack of an estimated run of zeros or random bytes in Wine's heap: it takes in the 8-byte
+  // block header and the alignment padding beside the block (8 bytes measured), and for the first
+  // block of a subheap the end of the subheap's header (48 bytes measured).
+  constexpr uint64_t kRunSlack = 64;
   std::map<std::string, int> found, missed;
+  std::vector<bool> holds_planted(analysis.buffers.size());
   for (const nlohmann::json &m : manifest) {
     if (!m.contains("address"))
       continue;
@@ -292,17 +295,28 @@ TEST_CASE("wine minidump: analyze finds every planted buffer that has a signatur
     const uint64_t address = addressOf(m, "address");
     const uint64_t requested = m["requested"].get<uint64_t>();
     const std::string name = m["name"], where = m["memory"];
-    auto it = by_address.find(address);
-    // Content with a signature the region scan looks for: JPEG slices, aws-chunked data frames,
-    // the PNG.
-    const bool has_signature = name == "jpeg-slice" || name == "aws-chunk" || name == "png";
-    if (!has_signature) {
-      CHECK(it == by_address.end());
+    // The buffer that holds the planted bytes' start.
+    auto it = std::find_if(analysis.buffers.begin(), analysis.buffers.end(), [&](const Buffer &b) {
+      return b.allocation.address <= address && address < b.allocation.address + b.allocation.size;
+    });
+    const bool at_address = it != analysis.buffers.end() && it->allocation.address == address;
+    // A final chunk written over a stale frame: the format's extent is 86 bytes, under the
+    // minimum. In a VirtualAlloc'd block the whole allocation is found; in Wine's heap it is
+    // found only once the aws-chunked sniffer gives the stale frame's bytes to the final chunk
+    // (issue 20), and then at its address with at least the planted extent.
+    if (name == "aws-final-chunk" && where == "heap" && !at_address) {
       ++missed[name];
       continue;
     }
-    REQUIRE(it != by_address.end());
-    const Buffer &b = *it->second;
+    // JSON text between other blocks of Wine's heap: no signature, no run (docs/heap-windows.md).
+    if (name == "json" && where == "heap") {
+      CHECK_FALSE(at_address);
+      ++missed[name];
+      continue;
+    }
+    REQUIRE(it != analysis.buffers.end());
+    const Buffer &b = *it;
+    holds_planted[static_cast<size_t>(it - analysis.buffers.begin())] = true;
     ++found[where + " " + name];
     CHECK(bufferSource(analysis, b) == "region-scan");
     CHECK(kindName(b.content.kind) == m["kind"].get<std::string>());
@@ -311,14 +325,37 @@ TEST_CASE("wine minidump: analyze finds every planted buffer that has a signatur
       REQUIRE(payload != nullptr);
       CHECK(std::get<std::string>(*payload) == m["payload_kind"].get<std::string>());
     }
-    if (name == "png" || where == "virtual") {
-      // The PNG's extent is its own; a VirtualAlloc'd block is followed by zeros.
-      CHECK(b.allocation.size == requested);
-    } else {
-      // Packed heap blocks: the estimate runs to the next block's content, over its header.
-      CHECK(b.estimated);
+    const bool has_signature =
+        name == "jpeg-slice" || name == "aws-chunk" || name == "png" || name == "amqp-publish";
+    if (has_signature) {
+      CHECK(b.allocation.address == address);
+      if (name == "png" || name == "amqp-publish" || where == "virtual") {
+        // The PNG's and the AMQP frames' extents are their own; a VirtualAlloc'd block is
+        // followed by zeros.
+        CHECK(b.allocation.size == requested);
+      } else {
+        // Packed heap blocks: the estimate runs to the next block's content, over its header.
+        CHECK(b.estimated);
+        CHECK(b.allocation.size >= requested);
+        CHECK(b.allocation.size - requested < 64);
+      }
+    } else if (name == "aws-final-chunk" && !b.allocation.whole_pages) {
+      // The final chunk's extent over the stale frame (issue 20's aws-chunked sniffer).
+      CHECK(b.allocation.address == address);
       CHECK(b.allocation.size >= requested);
       CHECK(b.allocation.size - requested < 64);
+    } else if (where == "virtual") {
+      // The whole allocation: the committed pages VirtualQuery gave the program.
+      CHECK(b.allocation.address == address);
+      CHECK(b.allocation.size == m["size"].get<uint64_t>());
+      CHECK(b.allocation.whole_pages);
+    } else {
+      // Zeros and random bytes in Wine's heap: a run holding the planted bytes, give or take the
+      // block's header and padding.
+      CHECK(b.estimated);
+      CHECK(address - b.allocation.address <= kRunSlack);
+      CHECK(b.allocation.address + b.allocation.size >= address + requested);
+      CHECK(b.allocation.address + b.allocation.size - (address + requested) <= kRunSlack);
     }
   }
   for (const char *where : {"heap", "virtual"}) {
@@ -326,11 +363,23 @@ TEST_CASE("wine minidump: analyze finds every planted buffer that has a signatur
     CHECK(found[std::string(where) + " jpeg-slice"] == 8);
     CHECK(found[std::string(where) + " aws-chunk"] == 8);
     CHECK(found[std::string(where) + " png"] == 1);
+    CHECK(found[std::string(where) + " zeros"] == 3);
+    CHECK(found[std::string(where) + " random"] == 2);
   }
-  // Not found without an allocator walker, in both kinds of memory.
-  CHECK(missed["aws-final-chunk"] == 4);
-  CHECK(missed["amqp-publish"] == 6);
-  CHECK(missed["json"] == 2);
-  CHECK(missed["zeros"] == 6);
-  CHECK(missed["random"] == 4);
+  for (const char *where : {"heap", "virtual"})
+    CHECK(found[std::string(where) + " amqp-publish"] == 3);
+  CHECK(found["virtual aws-final-chunk"] == 2);
+  CHECK(found["virtual json"] == 1);
+  CHECK(found["heap aws-final-chunk"] + missed["aws-final-chunk"] == 2);
+  CHECK(missed["json"] == 1);
+
+  // No noise from the runs: every other buffer is a whole private allocation of Wine's own
+  // (code page tables, reservations), reported with its size and sniffed kind.
+  for (size_t i = 0; i < analysis.buffers.size(); ++i) {
+    const Buffer &b = analysis.buffers[i];
+    INFO(hexAddress(b.allocation.address)
+         << " " << b.allocation.size << " " << kindName(b.content.kind).str());
+    if (!holds_planted[i])
+      CHECK(b.allocation.whole_pages);
+  }
 }
