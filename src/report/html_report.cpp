@@ -492,10 +492,10 @@ private:
 
   void writeGroupBuffers(size_t g) {
     const SizeGroup &group = analysis_.groups[g];
-    out_ << "<details id=\"g" << g << "\"" << (g < 3 ? " open" : "") << "><summary>"
-         << escape(detail::sizeLabel(analysis_, group)) << " bytes, "
-         << stateName(group.state).str() << ": " << groupedDigits(group.count) << " buffers, "
-         << humanBytes(group.total_bytes) << "</summary>\n";
+    out_ << "<details id=\"g" << g << "\" data-size=\"" << group.size << "\""
+         << (g < 3 ? " open" : "") << "><summary>" << escape(detail::sizeLabel(analysis_, group))
+         << " bytes, " << stateName(group.state).str() << ": " << groupedDigits(group.count)
+         << " buffers, " << humanBytes(group.total_bytes) << "</summary>\n";
     size_t listed = 0;
     for (size_t i : group.members) {
       if (!listed_[i])
@@ -541,8 +541,8 @@ private:
     const uint64_t copies = copies_[key];
     if (auto it = shown_.find(key); it != shown_.end()) {
       const std::string first = hexAddress(it->second);
-      out_ << "<span class=\"note\">same bytes as <a href=\"#b-" << first << "\">" << first
-           << "</a></span>";
+      out_ << "<span class=\"note\">same bytes as <a class=\"copy\" href=\"#b-" << first << "\">"
+           << first << "</a></span>";
       return;
     }
     ThumbnailLimits limits;

@@ -35,9 +35,10 @@ struct ThumbnailLimits {
 bool hasThumbnail(ContentKind kind);
 
 /// A thumbnail of `content` (which starts at content[0] and is of `kind`), or nullopt when the
-/// kind has none, the content is too large for the limits, or it cannot be decoded. Bounded work:
-/// a JPEG decode reads at most max_decode_bytes of the stream at the smallest TurboJPEG scale that
-/// keeps max_side, then box-filters to max_side. Never fails otherwise; thread-safe.
+/// kind has none, the content is too large for the limits, or it cannot be decoded. Bounded work
+/// and memory: a JPEG decode reads at most max_decode_bytes of the stream at the smallest
+/// TurboJPEG scale that keeps max_side; a PNG is inflated one row at a time; both are averaged
+/// down to max_side as they are read. Never fails otherwise; thread-safe.
 std::optional<Thumbnail> makeThumbnail(ContentKind kind, llvm::ArrayRef<uint8_t> content,
                                        const ThumbnailLimits &limits = {});
 
