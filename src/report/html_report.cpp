@@ -10,6 +10,7 @@
 
 #include "llvm/Support/Base64.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -213,9 +214,10 @@ struct ImageSource {
 
 /// The image in `buffer`: its content when that is an image, else the first image payload its
 /// framing carries (aws-chunked, amqp: the sniffer's decoded payloads, through extractItems), else
-/// the image body of an HTTP message. At most `max_bytes` of a payload in pieces are copied.
+/// the image body of an HTTP message. At most `max_cut_bytes` of a payload in pieces that is cut,
+/// and `max_bytes` of one that is not, are copied.
 std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buffer,
-                                   uint64_t max_bytes) {
+                                   uint64_t max_bytes, uint64_t max_cut_bytes) {
   const SniffResult &content = buffer.content;
   const Bytes payload = capturedPayload(memory, buffer);
   if (payload.size() <= content.offset)
@@ -255,10 +257,11 @@ std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buf
     source.via = item.file.role == ExtractRole::Payload ? "payload"
                                                         : "body " + std::to_string(item.file.body);
     source.cut = item.file.truncated;
+    const uint64_t limit = source.cut ? max_cut_bytes : max_bytes;
     for (Bytes piece : item.pieces) {
-      if (source.joined.size() >= skip + max_bytes)
+      if (source.joined.size() >= skip + limit)
         break;
-      const size_t take = std::min<uint64_t>(piece.size(), skip + max_bytes - source.joined.size());
+      const size_t take = std::min<uint64_t>(piece.size(), skip + limit - source.joined.size());
       source.joined.insert(source.joined.end(), piece.begin(), piece.begin() + take);
     }
     source.bytes = Bytes(source.joined).drop_front(std::min<uint64_t>(skip, source.joined.size()));
@@ -266,6 +269,10 @@ std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buf
   }
   return std::nullopt;
 }
+
+/// Bytes of a cut JPEG stream that its thumbnail decodes: it shows a top part in any case, and
+/// slices of uploads are many (a complete stream decodes up to ThumbnailLimits::max_decode_bytes).
+constexpr uint64_t kCutDecodeBytes = 64 << 10;
 
 class HtmlWriter {
 public:
@@ -546,16 +553,19 @@ private:
       return;
     }
     ThumbnailLimits limits;
-    std::optional<ImageSource> source = imageIn(memory_, b, limits.max_decode_bytes);
+    std::optional<ImageSource> source =
+        imageIn(memory_, b, limits.max_decode_bytes, kCutDecodeBytes);
     if (!source)
       return;
+    if (source->cut)
+      limits.max_decode_bytes = kCutDecodeBytes;
     if (thumbnails_made_ >= options_.thumbnails || thumbnail_bytes_ >= options_.thumbnail_bytes) {
       ++thumbnails_left_out_;
       out_ << "<span class=\"note\">" << kindName(source->kind).str()
            << (source->via.empty() ? "" : " " + source->via) << ": thumbnail left out</span>";
       return;
     }
-    std::optional<Thumbnail> thumb = makeThumbnail(source->kind, source->bytes, limits);
+    const std::optional<Thumbnail> &thumb = thumbnailOf(*source, limits);
     if (!thumb) {
       out_ << "<span class=\"note\">" << kindName(source->kind).str()
            << (source->via.empty() ? "" : " " + source->via) << ": no thumbnail</span>";
@@ -579,6 +589,22 @@ private:
       note += (note.empty() ? "" : ", ") + ("x" + std::to_string(copies) + " copies");
     if (!note.empty())
       out_ << "<span class=\"note\">" << note << "</span>";
+  }
+
+  /// makeThumbnail of the source's bytes, made once for all sources whose decoded bytes are the
+  /// same: slices of one upload longer than the decode limit share their start, so a dump of
+  /// many slices of a few photos decodes each photo once.
+  const std::optional<Thumbnail> &thumbnailOf(const ImageSource &source,
+                                              const ThumbnailLimits &limits) {
+    const Bytes decoded = source.kind == ContentKind::Jpeg
+                              ? source.bytes.take_front(limits.max_decode_bytes)
+                              : source.bytes;
+    const auto key = std::make_tuple(source.kind, source.bytes.size() > decoded.size(),
+                                     decoded.size(), llvm::xxHash64(decoded));
+    auto [it, fresh] = made_.try_emplace(key);
+    if (fresh)
+      it->second = makeThumbnail(source.kind, source.bytes, limits);
+    return it->second;
   }
 
   void writeWarnings() {
@@ -608,6 +634,8 @@ private:
   std::map<ContentKey, uint64_t> copies_; // buffers holding each content
   std::map<ContentKey, uint64_t> shown_;  // the buffer showing each content's thumbnail
   std::map<uint64_t, std::vector<const ExtractedFile *>> files_; // by allocation address
+  /// Thumbnails made, by kind, "more bytes than decoded", decoded bytes' size and xxHash64.
+  std::map<std::tuple<ContentKind, bool, uint64_t, uint64_t>, std::optional<Thumbnail>> made_;
   size_t thumbnails_made_ = 0, thumbnails_left_out_ = 0;
   uint64_t thumbnail_bytes_ = 0;
 };
