@@ -212,10 +212,10 @@ struct ImageSource {
   bool cut = false;            // the image goes on past the bytes the dump or the buffer holds
 };
 
-/// The image in `buffer`: its content when that is an image, else the first image payload its
-/// framing carries (aws-chunked, amqp: the sniffer's decoded payloads, through extractItems), else
-/// the image body of an HTTP message. At most `max_cut_bytes` of a payload in pieces that is cut,
-/// and `max_bytes` of one that is not, are copied.
+/// The image in `buffer`: its content when that is an image, else the image payload its framing
+/// carries (aws-chunked, amqp: the first payload the sniffer decodes, when the sniff found it to
+/// be an image), else the image body of an HTTP message. At most `max_cut_bytes` of a payload in
+/// pieces that is cut, and `max_bytes` of one that is not, are copied.
 std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buffer,
                                    uint64_t max_bytes, uint64_t max_cut_bytes) {
   const SniffResult &content = buffer.content;
@@ -244,30 +244,32 @@ std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buf
     source.cut = !detail::detailTrue(content.details, "complete");
     return source;
   }
-  if (!snifferFor(content.kind))
+  // Framed content: the sniff named the kind its (first) payload holds; the sniffer decodes the
+  // payloads as views into the dump, and the start of the first is joined.
+  const std::string *payload_kind = detail::detailString(content.details, "payload_kind");
+  const ContentKind kind =
+      payload_kind ? parseKind(*payload_kind).value_or(ContentKind::Unknown) : ContentKind::Unknown;
+  const Sniffer *sniffer = snifferFor(content.kind);
+  if (!hasThumbnail(kind) || !sniffer)
     return std::nullopt;
-  for (ExtractItem &item : extractItems(memory, buffer, false, true)) {
-    if (item.file.role == ExtractRole::Buffer || !hasThumbnail(item.file.kind))
-      continue;
-    uint64_t skip = 0;
-    if (const DetailValue *v = item.file.details.get("content_offset"))
-      if (const uint64_t *off = std::get_if<uint64_t>(v))
-        skip = *off;
-    source.kind = item.file.kind;
-    source.via = item.file.role == ExtractRole::Payload ? "payload"
-                                                        : "body " + std::to_string(item.file.body);
-    source.cut = item.file.truncated;
-    const uint64_t limit = source.cut ? max_cut_bytes : max_bytes;
-    for (Bytes piece : item.pieces) {
-      if (source.joined.size() >= skip + limit)
-        break;
-      const size_t take = std::min<uint64_t>(piece.size(), skip + limit - source.joined.size());
-      source.joined.insert(source.joined.end(), piece.begin(), piece.begin() + take);
-    }
-    source.bytes = Bytes(source.joined).drop_front(std::min<uint64_t>(skip, source.joined.size()));
-    return source;
+  std::vector<Payload> payloads = sniffer->decodePayloads(from_content);
+  if (payloads.empty())
+    return std::nullopt;
+  const Payload &first = payloads.front();
+  source.kind = kind;
+  source.via = first.message_body ? "body 1" : "payload";
+  // An upload without its final chunk holds a part of its payload.
+  source.cut = first.cut || (content.kind == ContentKind::AwsChunked &&
+                             !detail::detailTrue(content.details, "final_chunk"));
+  const uint64_t limit = source.cut ? max_cut_bytes : max_bytes;
+  for (Bytes piece : first.pieces) {
+    const size_t take = std::min<uint64_t>(piece.size(), limit - source.joined.size());
+    source.joined.insert(source.joined.end(), piece.begin(), piece.begin() + take);
+    if (source.joined.size() >= limit)
+      break;
   }
-  return std::nullopt;
+  source.bytes = source.joined;
+  return source;
 }
 
 /// Bytes of a cut JPEG stream that its thumbnail decodes: it shows a top part in any case, and
