@@ -585,7 +585,8 @@ private:
     out_ << " src=\"data:" << thumb->mime << ";base64," << llvm::encodeBase64(thumb->bytes)
          << "\">";
     std::string note = source->via;
-    if (thumb->partial || source->cut)
+    if (thumb->partial || source->cut ||
+        (source->kind == ContentKind::Jpeg && source->bytes.size() > limits.max_decode_bytes))
       note += (note.empty() ? "" : ", ") + std::string("top part");
     if (copies > 1)
       note += (note.empty() ? "" : ", ") + ("x" + std::to_string(copies) + " copies");
@@ -601,11 +602,10 @@ private:
     const Bytes decoded = source.kind == ContentKind::Jpeg
                               ? source.bytes.take_front(limits.max_decode_bytes)
                               : source.bytes;
-    const auto key = std::make_tuple(source.kind, source.bytes.size() > decoded.size(),
-                                     decoded.size(), llvm::xxHash64(decoded));
+    const auto key = std::make_tuple(source.kind, decoded.size(), llvm::xxHash64(decoded));
     auto [it, fresh] = made_.try_emplace(key);
     if (fresh)
-      it->second = makeThumbnail(source.kind, source.bytes, limits);
+      it->second = makeThumbnail(source.kind, decoded, limits);
     return it->second;
   }
 
@@ -636,8 +636,8 @@ private:
   std::map<ContentKey, uint64_t> copies_; // buffers holding each content
   std::map<ContentKey, uint64_t> shown_;  // the buffer showing each content's thumbnail
   std::map<uint64_t, std::vector<const ExtractedFile *>> files_; // by allocation address
-  /// Thumbnails made, by kind, "more bytes than decoded", decoded bytes' size and xxHash64.
-  std::map<std::tuple<ContentKind, bool, uint64_t, uint64_t>, std::optional<Thumbnail>> made_;
+  /// Thumbnails made, by kind and the decoded bytes' size and xxHash64.
+  std::map<std::tuple<ContentKind, uint64_t, uint64_t>, std::optional<Thumbnail>> made_;
   size_t thumbnails_made_ = 0, thumbnails_left_out_ = 0;
   uint64_t thumbnail_bytes_ = 0;
 };
