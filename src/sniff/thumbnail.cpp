@@ -96,6 +96,19 @@ tjscalingfactor scaleFor(int width, int height, unsigned side) {
   return best;
 }
 
+/// True when the JPEG's frame header (the first SOFn marker segment) is progressive (SOF2, SOF6,
+/// SOF10, SOF14), whose decode buffers every coefficient of the image.
+bool progressiveJpeg(Bytes jpeg) {
+  size_t at = 2;
+  while (at + 4 <= jpeg.size() && jpeg[at] == 0xFF) {
+    const uint8_t marker = jpeg[at + 1];
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
+      return marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+    at += 2 + llvm::support::endian::read16be(jpeg.data() + at + 2);
+  }
+  return false;
+}
+
 std::optional<Thumbnail> jpegThumbnail(Bytes content, const ThumbnailLimits &limits) {
   const Bytes stream = content.take_front(limits.max_decode_bytes);
   Handle decoder(tjInitDecompress(), tjDestroy);
@@ -105,7 +118,11 @@ std::optional<Thumbnail> jpegThumbnail(Bytes content, const ThumbnailLimits &lim
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(decoder.get(), stream.data(), size, &width, &height, &subsamp,
                           &colorspace) != 0 ||
-      width <= 0 || height <= 0 || uint64_t(width) * uint64_t(height) > limits.max_pixels)
+      width <= 0 || height <= 0)
+    return std::nullopt;
+  const uint64_t pixels = uint64_t(width) * uint64_t(height);
+  if (pixels > limits.max_pixels ||
+      (pixels > limits.max_progressive_pixels && progressiveJpeg(stream)))
     return std::nullopt;
   const tjscalingfactor scale = scaleFor(width, height, limits.max_side);
   const unsigned w = unsigned(TJSCALED(width, scale)), h = unsigned(TJSCALED(height, scale));
@@ -139,7 +156,7 @@ std::optional<Thumbnail> pngThumbnail(Bytes content, const ThumbnailLimits &limi
                             : colour == 6 ? 4
                                           : 0;
   if (!channels || depth != 8 || interlace != 0 || !width || !height ||
-      uint64_t(width) * height > limits.max_pixels || width > (1u << 24))
+      uint64_t(width) * height > limits.max_pixels || width > limits.max_png_width)
     return std::nullopt;
   const size_t stride = size_t(width) * channels;
 

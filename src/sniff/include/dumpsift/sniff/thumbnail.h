@@ -27,8 +27,12 @@ struct Thumbnail {
 struct ThumbnailLimits {
   unsigned max_side = 160;               // the thumbnail's longer side, in pixels
   uint64_t max_decode_bytes = 256 << 10; // JPEG: bytes of the stream decoded (its start)
-  uint64_t max_pixels = 64ull << 20;     // JPEG: larger images are not decoded
-  uint64_t max_inline_bytes = 24 << 10;  // PNG/GIF/WebP/BMP: larger files are not shown
+  uint64_t max_pixels = 16ull << 20;     // JPEG and PNG: larger images are not decoded
+  /// A progressive JPEG's decode holds every coefficient (6 bytes a pixel for colour): larger
+  /// ones are not decoded.
+  uint64_t max_progressive_pixels = 2ull << 20;
+  uint32_t max_png_width = 1u << 15;    // PNG: wider images are not decoded (a row is held)
+  uint64_t max_inline_bytes = 24 << 10; // PNG/GIF/WebP/BMP: larger files are not shown
 };
 
 /// True for the kinds makeThumbnail can show.
