@@ -48,7 +48,7 @@ void requireQuietPage(const nlohmann::json &seen, const std::string &html) {
 
 } // namespace
 
-TEST_CASE("html: the story core's page in Chromium shows its groups, a thumbnail for each image "
+TEST_CASE("the story core's page in Chromium shows its groups, a thumbnail for each image "
           "group, the histogram, and makes no request") {
   if (!chromiumOrSkipped())
     return;
@@ -111,7 +111,7 @@ TEST_CASE("html: the story core's page in Chromium shows its groups, a thumbnail
   CHECK(std::string(png.begin() + 1, png.begin() + 4) == "PNG");
 }
 
-TEST_CASE("html: the same dump gives the same page, byte for byte") {
+TEST_CASE("the same dump gives the same page, byte for byte") {
   const std::string dir = scratchDir("html_deterministic");
   const std::string core = unpackedFixture("cores/story.core.xz");
   REQUIRE(runTool(dir, "analyze '" + core + "' --html a.html --threads 1 -q").exit_code == 0);
@@ -119,7 +119,7 @@ TEST_CASE("html: the same dump gives the same page, byte for byte") {
   CHECK(readText(dir + "/a.html") == readText(dir + "/b.html"));
 }
 
-TEST_CASE("html: markup and quotes in a dump's names, command line, buffers and details are "
+TEST_CASE("markup and quotes in a dump's names, command line, buffers and details are "
           "escaped: the page runs its own script only") {
   if (!gcoreOrSkipped() || !chromiumOrSkipped())
     return;
