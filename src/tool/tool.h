@@ -24,6 +24,7 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner);
 void addExtractCommand(CLI::App &app, Runner &runner);
 void addDiffCommand(CLI::App &app, Runner &runner);
 void addCheckCommand(CLI::App &app, Runner &runner);
+void addHtmlCommand(CLI::App &app, Runner &runner);
 
 /// The href by which a page written at `page` links the directory `dir` (both paths as given):
 /// relative to the page's directory when `dir` lies under it, else absolute; percent-encoded.

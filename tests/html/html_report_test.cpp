@@ -2,6 +2,7 @@
 // the DevTools protocol by tests/html/browser_check.py, shows what the dumped programs held.
 #include "support/test_support.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -159,4 +160,52 @@ TEST_CASE("markup and quotes in a dump's names, command line, buffers and detail
   requireQuietPage(seen, dir + "/hostile.html");
   CHECK(seen["facts"]["scripts"] == 1);
   CHECK(seen["facts"]["images"].empty());
+}
+
+TEST_CASE("`dumpsift html REPORT DUMP` writes the page analyze --html wrote, byte for byte") {
+  const std::string dir = scratchDir("html_command");
+  const std::string core = unpackedFixture("cores/story.core.xz");
+  REQUIRE(
+      runTool(dir, "analyze '" + core + "' --report r.json --html b.html --html-thumbnails 3 -q")
+          .exit_code == 0);
+  CommandResult r = runTool(dir, "html r.json '" + core + "' -o a.html --html-thumbnails 3");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "HTML report: a.html\n");
+  CHECK(readText(dir + "/a.html") == readText(dir + "/b.html"));
+}
+
+TEST_CASE("`dumpsift html` refuses a report of another dump, or one whose options were edited") {
+  const std::string dir = scratchDir("html_command_mismatch");
+  const std::string core = unpackedFixture("cores/story.core.xz");
+  const std::string other = unpackedFixture("cores/hold_buffers.core.xz");
+  REQUIRE(runTool(dir, "analyze '" + core + "' --report story.json -q").exit_code == 0);
+
+  // Another core: its size and name are not the report's.
+  CommandResult r = runTool(dir, "html story.json '" + other + "' -o a.html");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("dumpsift: error: 'story.json': it was not made from '" + other + "'", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+
+  // The options edited: the analysis gives other buffers.
+  nlohmann::json report = nlohmann::json::parse(readText(dir + "/story.json"));
+  report["options"]["min_size"] = 1 << 20;
+  std::ofstream(dir + "/edited.json") << report.dump();
+  r = runTool(dir, "html edited.json '" + core + "' -o a.html");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("dumpsift: error: 'edited.json': it was not made from '" + core +
+                        "' by this version of dumpsift with the options it records",
+                    0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+
+  // Neither refusal wrote a page; a missing report, a dump as the report, an unwritable page fail.
+  CHECK(access((dir + "/a.html").c_str(), F_OK) != 0);
+  r = runTool(dir, "html missing.json '" + core + "' -o a.html");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("dumpsift: error: 'missing.json': ", 0) == 0);
+  r = runTool(dir, "html '" + core + "' '" + core + "' -o a.html");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "dumpsift: error: '" + core + "': not a JSON report (a JSON object)\n");
+  r = runTool(dir, "html story.json '" + core + "' -o no/such/dir/a.html");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("dumpsift: error: 'no/such/dir/a.html': ", 0) == 0);
 }
