@@ -12,6 +12,7 @@ packages=(
   clang-format-14       # CI checks formatting
   libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
   python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
+  chromium              # the HTML report's tests load it in headless Chromium
   libmimalloc2.0        # the mimalloc walker's tests run fixture programs with it preloaded
   # gperftools 2.10: tcmalloc preloaded (minimal and full) and linked in, for the tcmalloc walker
   libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev

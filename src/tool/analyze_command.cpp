@@ -2,6 +2,7 @@
 // JSON report, and with --extract the buffers as files (docs/cli.md, docs/extraction.md).
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/report/html_report.h"
 #include "dumpsift/report/manifest.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/atomic_file.h"
@@ -60,6 +61,8 @@ struct AnalyzeCommandArgs {
   size_t top = 10;
   bool json = false;
   std::string report;
+  std::string html;
+  size_t html_thumbnails = HtmlOptions().thumbnails;
   bool quiet = false;
   bool timings = false;
   std::string exe;
@@ -108,6 +111,19 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
       llvm::outs().flush();
     }
   }
+  if (!args.html.empty()) {
+    progress.update("writing the HTML report", 0, 0);
+    HtmlOptions html;
+    html.thumbnails = args.html_thumbnails;
+    if (extraction)
+      html.extract_href = linkFromPage(args.html, extraction->dir);
+    if (llvm::Error e = writeFileAtomically(args.html, [&](llvm::raw_ostream &out) {
+          writeReportHtml(**snapshot, memory, analysis, extraction ? &*extraction : nullptr, html,
+                          out);
+          return llvm::Error::success();
+        }))
+      return llvm::createFileError(args.html, std::move(e));
+  }
   progress.finish();
   if (!args.json)
     writeSummaryText(**snapshot, analysis, TextOptions{args.top}, std::cout);
@@ -121,6 +137,8 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
       std::cout << " (" << extraction->duplicates << " duplicates written once)";
     std::cout << "\n";
   }
+  if (!args.json && !args.html.empty())
+    std::cout << "\nHTML report: " << args.html << "\n";
   return kExitOk;
 }
 } // namespace
@@ -136,6 +154,12 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
   cmd->add_option("--top", args->top, "Rows in the group table")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the JSON report on stdout instead of the summary");
   cmd->add_option("--report", args->report, "Write the JSON report to this file (atomically)");
+  CLI::Option *html = cmd->add_option(
+      "--html", args->html, "Write the HTML report to this file (atomically; docs/html-report.md)");
+  cmd->add_option("--html-thumbnails", args->html_thumbnails,
+                  "With --html: thumbnails at most, largest groups first")
+      ->capture_default_str()
+      ->needs(html);
   cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
   cmd->add_flag("--timings", args->timings,
                 "Print how long each phase took on stderr (docs/performance.md)");

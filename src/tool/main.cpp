@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
   addExtractCommand(app, runner);
   addDiffCommand(app, runner);
   addCheckCommand(app, runner);
+  addHtmlCommand(app, runner);
 
   try {
     app.parse(argc, argv);

@@ -2,6 +2,7 @@
 // main() turns errors into exit codes.
 #pragma once
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,11 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner);
 void addExtractCommand(CLI::App &app, Runner &runner);
 void addDiffCommand(CLI::App &app, Runner &runner);
 void addCheckCommand(CLI::App &app, Runner &runner);
+void addHtmlCommand(CLI::App &app, Runner &runner);
+
+/// The href by which a page written at `page` links the directory `dir` (both paths as given):
+/// relative to the page's directory when `dir` lies under it, else absolute; percent-encoded.
+std::string linkFromPage(const std::string &page, const std::string &dir);
 
 /// True when progress may be drawn on stderr (a terminal, and not --quiet).
 bool stderrIsTerminal();

@@ -7,6 +7,7 @@
 #include "dumpsift/report/info.h"
 #include "dumpsift/sniff/framing.h"
 #include "dumpsift/sniff/sniffer.h"
+#include "dumpsift/sniff/thumbnail.h"
 #include "dumpsift/support/utf8.h"
 #include "support/byte_builder.h"
 
@@ -211,6 +212,16 @@ int fuzzSniff(const uint8_t *data, size_t size) {
   }
   for (llvm::ArrayRef<uint8_t> body : amqpBodies(buffer))
     FUZZ_CHECK(within(body, buffer));
+  // Thumbnails (the HTML report) decode what the sniff calls an image, and any PNG header: a
+  // small picture or none, within the limits.
+  const SniffResult content = sniff(buffer);
+  for (ContentKind kind : {content.kind, ContentKind::Png}) {
+    if (!hasThumbnail(kind) || content.offset >= size)
+      continue;
+    const ThumbnailLimits limits;
+    if (std::optional<Thumbnail> t = makeThumbnail(kind, buffer.drop_front(content.offset), limits))
+      FUZZ_CHECK(!t->bytes.empty() && t->width <= limits.max_side && t->height <= limits.max_side);
+  }
   return 0;
 }
 

@@ -1,0 +1,126 @@
+// Words for an analysis shared by the text summary and the HTML report (group_labels.h).
+#include "group_labels.h"
+
+#include "dumpsift/support/sizes.h"
+
+#include <map>
+
+namespace dumpsift::detail {
+
+namespace {
+
+bool detailFalse(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  const bool *b = v ? std::get_if<bool>(v) : nullptr;
+  return b && !*b;
+}
+
+// "12 truncated", "payload jpeg": what the members of one kind have in common.
+std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, ContentKind kind) {
+  uint64_t truncated = 0, final_chunk = 0;
+  std::map<std::string, uint64_t> payloads;
+  for (size_t i : group.members) {
+    const Buffer &b = analysis.buffers[i];
+    if (b.content.kind != kind)
+      continue;
+    const Details &d = b.content.details;
+    // "truncated" (the buffer ends inside the content) decides where a kind reports it: an
+    // aws-chunked buffer holding one whole chunk is not complete (no final chunk) but not cut.
+    if (d.get("truncated") ? detailTrue(d, "truncated") : detailFalse(d, "complete"))
+      ++truncated;
+    if (detailTrue(d, "final_chunk"))
+      ++final_chunk;
+    if (const std::string *p = detailString(d, "payload_kind"))
+      ++payloads[*p];
+  }
+  std::vector<std::string> parts;
+  if (truncated)
+    parts.push_back(std::to_string(truncated) + " truncated");
+  for (const auto &[payload, n] : payloads)
+    parts.push_back("payload " + payload + (payloads.size() > 1 ? " " + std::to_string(n) : ""));
+  if (final_chunk)
+    parts.push_back(std::to_string(final_chunk) + " with final chunk");
+  std::string out;
+  for (const std::string &p : parts)
+    out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+} // namespace
+
+const std::string *detailString(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  return v ? std::get_if<std::string>(v) : nullptr;
+}
+
+bool detailTrue(const Details &d, llvm::StringRef key) {
+  const DetailValue *v = d.get(key);
+  const bool *b = v ? std::get_if<bool>(v) : nullptr;
+  return b && *b;
+}
+
+std::string dumpLine(const Snapshot &snapshot) {
+  const ProcessInfo &p = snapshot.process;
+  std::string line = snapshot.path + ": " + formatName(snapshot.format).str() + " " +
+                     snapshot.system.os + "/" + snapshot.system.arch;
+  if (p.pid)
+    line += ", pid " + std::to_string(*p.pid);
+  if (!p.name.empty())
+    line += " (" + p.name + ")";
+  return line + ", " + humanBytes(snapshot.capturedBytes()) + " captured";
+}
+
+std::string heapsLine(const Analysis &analysis) {
+  std::string line;
+  if (analysis.heaps.empty())
+    line = "no allocator recognised";
+  for (const HeapWalkResult &h : analysis.heaps)
+    line += (line.empty() ? "" : " ") + h.walker + " (" + groupedDigits(h.stats.used_count) +
+            " used " + humanBytes(h.stats.used_bytes) + ", " + groupedDigits(h.stats.free_count) +
+            " free " + humanBytes(h.stats.free_bytes) + ")";
+  uint64_t unclaimed = 0;
+  for (const UnclaimedRange &u : analysis.unclaimed)
+    unclaimed += u.size;
+  return line + "; unclaimed heap/anonymous memory " + humanBytes(unclaimed) +
+         (analysis.options.region_scan ? " (scanned)" : " (not scanned)");
+}
+
+const HeapWalkResult *sizeClassHeap(const Analysis &analysis, const SizeGroup &g) {
+  if (g.members.empty())
+    return nullptr;
+  const Buffer &first = analysis.buffers[g.members.front()];
+  if (first.source >= analysis.heaps.size() || !analysis.heaps[first.source].size_classes)
+    return nullptr;
+  for (size_t i : g.members)
+    if (analysis.buffers[i].allocation.whole_pages)
+      return nullptr;
+  return &analysis.heaps[first.source];
+}
+
+std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
+  std::string label = groupedDigits(g.size);
+  if (const HeapWalkResult *heap = sizeClassHeap(analysis, g))
+    return heap->walker + " size class " + label;
+  if (!g.members.empty()) {
+    const Allocation &a = analysis.buffers[g.members.front()].allocation;
+    if (a.managed)
+      label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
+               " len " + groupedDigits(a.managed->length);
+  }
+  return label;
+}
+
+std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
+  std::string out;
+  for (const auto &[kind, count] : group.kinds) {
+    if (!out.empty())
+      out += ", ";
+    out += kindName(kind).str() + " x" + std::to_string(count);
+    std::string q = kindQualifiers(analysis, group, kind);
+    if (!q.empty())
+      out += " (" + q + ")";
+  }
+  return out;
+}
+
+} // namespace dumpsift::detail

@@ -1,0 +1,653 @@
+// The HTML report (html_report.h, docs/html-report.md).
+#include "dumpsift/report/html_report.h"
+
+#include "dumpsift/sniff/thumbnail.h"
+#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
+#include "dumpsift/support/utf8.h"
+#include "dumpsift/support/version.h"
+#include "group_labels.h"
+
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace dumpsift {
+
+namespace {
+
+using Bytes = llvm::ArrayRef<uint8_t>;
+
+/// The page's style sheet and script. The Content-Security-Policy names them by their SHA-256, so
+/// nothing else (no markup a dump might smuggle in) can style or script the page.
+constexpr llvm::StringLiteral kStyle = R"css(
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em;border-bottom:1px solid #ddd}
+p.line{margin:.2em 0;font-family:ui-monospace,monospace;font-size:13px;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%}th,td{padding:3px 8px;text-align:left;vertical-align:top}
+thead th{background:#f3f3f3;border-bottom:1px solid #ccc;white-space:nowrap}
+table.sortable th{cursor:pointer}tbody tr:nth-child(even){background:#fafafa}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.mono,pre{font-family:ui-monospace,monospace;font-size:12px}pre{margin:0;white-space:pre}
+details{margin:.3em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.2em .6em}
+summary{cursor:pointer;font-weight:600}td.details{max-width:24em;overflow-wrap:anywhere;font-size:12px}
+img.thumb{max-width:160px;max-height:160px;border:1px solid #ccc;display:block}
+.note{color:#666;font-size:12px}.legend span{margin-right:1.2em;white-space:nowrap;font-size:12px}
+svg{display:block;width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:#444}
+svg.sw{display:inline;width:10px;height:10px;vertical-align:baseline}input#filter{margin:.4em 0;padding:3px 6px;width:20em}
+ol.findings li{margin:.3em 0}a{color:#1a5fb4}
+)css";
+
+constexpr llvm::StringLiteral kScript = R"js(
+for (const th of document.querySelectorAll('table.sortable th')) {
+  th.addEventListener('click', () => {
+    const body = th.closest('table').tBodies[0], col = th.cellIndex;
+    const up = th.dataset.dir !== 'up';
+    th.dataset.dir = up ? 'up' : 'down';
+    const key = r => th.dataset.sort === 'num' ? Number(r.cells[col].dataset.v)
+                                               : r.cells[col].textContent;
+    const rows = [...body.rows].sort((a, b) => {
+      const x = key(a), y = key(b);
+      return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1);
+    });
+    for (const r of rows) body.appendChild(r);
+  });
+}
+const filter = document.getElementById('filter');
+filter.hidden = false;
+filter.addEventListener('input', () => {
+  const q = filter.value.toLowerCase();
+  for (const r of document.querySelectorAll('#groups tbody tr'))
+    r.hidden = q !== '' && !r.textContent.toLowerCase().includes(q);
+});
+)js";
+
+/// 'sha256-...' of a style or script, for the Content-Security-Policy.
+std::string cspHash(llvm::StringRef text) {
+  const auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(text));
+  return "'sha256-" + llvm::encodeBase64(digest) + "'";
+}
+
+/// `text` as HTML text or attribute value: valid UTF-8, with & < > " ' as character references.
+std::string escape(llvm::StringRef text) {
+  const std::string valid = toValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (char c : valid) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// `value` with one decimal ("12.5"): coordinates and percentages.
+std::string f1(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+/// The colour a kind has in the bars and the histogram.
+llvm::StringRef kindColour(ContentKind kind) {
+  switch (kind) {
+  case ContentKind::Jpeg:
+    return "#e45756";
+  case ContentKind::Png:
+  case ContentKind::Gif:
+  case ContentKind::Webp:
+  case ContentKind::Bmp:
+    return "#f58518";
+  case ContentKind::Gzip:
+  case ContentKind::Zlib:
+  case ContentKind::Zstd:
+  case ContentKind::Zip:
+    return "#9d755d";
+  case ContentKind::Pdf:
+    return "#ff9da6";
+  case ContentKind::AwsChunked:
+    return "#4c78a8";
+  case ContentKind::Amqp:
+    return "#72b7b2";
+  case ContentKind::Http:
+    return "#54a24b";
+  case ContentKind::Json:
+  case ContentKind::Xml:
+  case ContentKind::Html:
+    return "#eeca3b";
+  case ContentKind::Text:
+  case ContentKind::Utf16:
+    return "#b279a2";
+  case ContentKind::Zero:
+    return "#bab0ac";
+  case ContentKind::Random:
+    return "#79706e";
+  case ContentKind::Unknown:
+    return "#d8d8d8";
+  }
+  return "#d8d8d8";
+}
+
+/// Identical buffers: same size, same captured bytes (by their hash).
+using ContentKey = std::tuple<uint64_t, uint64_t, uint64_t>;
+ContentKey contentKey(const Buffer &b) {
+  return {b.allocation.size, b.captured, b.hash};
+}
+
+/// "width=640 height=480 truncated=true ...", at most about `limit` characters.
+std::string detailsText(const Details &details, size_t limit = 400) {
+  std::string out;
+  for (const auto &[key, value] : details.entries) {
+    std::string v = std::visit(
+        [](const auto &x) -> std::string {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, bool>)
+            return x ? "true" : "false";
+          else if constexpr (std::is_same_v<T, std::string>)
+            return x;
+          else if constexpr (std::is_same_v<T, std::vector<uint64_t>>)
+            return "[" + std::to_string(x.size()) + " values]";
+          else if constexpr (std::is_same_v<T, double>)
+            return f1(x);
+          else
+            return std::to_string(x);
+        },
+        value);
+    out += (out.empty() ? "" : " ") + key + "=" + v;
+    if (out.size() > limit)
+      return out.substr(0, limit) + "...";
+  }
+  return out;
+}
+
+/// The first bytes as hex and ASCII, 16 a line.
+std::string hexPreview(Bytes bytes) {
+  std::string out;
+  for (size_t line = 0; line < bytes.size(); line += 16) {
+    const Bytes row = bytes.slice(line, std::min<size_t>(16, bytes.size() - line));
+    std::string hex, ascii;
+    for (size_t i = 0; i < 16; ++i) {
+      if (i < row.size()) {
+        hex += "0123456789abcdef"[row[i] >> 4];
+        hex += "0123456789abcdef"[row[i] & 15];
+        hex += ' ';
+        ascii += row[i] >= 0x20 && row[i] < 0x7f ? char(row[i]) : '.';
+      } else {
+        hex += "   ";
+      }
+    }
+    out += (out.empty() ? "" : "\n") + hex + " " + ascii;
+  }
+  return out;
+}
+
+/// The image content a buffer holds or carries, as the thumbnail is made from.
+struct ImageSource {
+  ContentKind kind = ContentKind::Unknown;
+  Bytes bytes;                 // contiguous: a view into the dump, or into `joined`
+  std::vector<uint8_t> joined; // the start of a payload in several pieces, copied
+  std::string via;             // "" for the buffer itself, "payload", "body 2", "http body"
+  bool cut = false;            // the image goes on past the bytes the dump or the buffer holds
+};
+
+/// The image in `buffer`: its content when that is an image, else the image payload its framing
+/// carries (aws-chunked, amqp: the first payload the sniffer decodes, when the sniff found it to
+/// be an image), else the image body of an HTTP message. At most `max_cut_bytes` of a payload in
+/// pieces that is cut, and `max_bytes` of one that is not, are copied.
+std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buffer,
+                                   uint64_t max_bytes, uint64_t max_cut_bytes) {
+  const SniffResult &content = buffer.content;
+  const Bytes payload = capturedPayload(memory, buffer);
+  if (payload.size() <= content.offset)
+    return std::nullopt;
+  const Bytes from_content = payload.drop_front(content.offset);
+  ImageSource source;
+  if (hasThumbnail(content.kind)) {
+    source.kind = content.kind;
+    source.bytes = content.length ? from_content.take_front(content.length) : from_content;
+    source.cut = detail::detailTrue(content.details, "truncated");
+    return source;
+  }
+  if (content.kind == ContentKind::Http) {
+    const DetailValue *head = content.details.get("head_length");
+    const uint64_t *head_length = head ? std::get_if<uint64_t>(head) : nullptr;
+    const std::string *body_kind = detail::detailString(content.details, "body_kind");
+    const std::optional<ContentKind> kind = body_kind ? parseKind(*body_kind) : std::nullopt;
+    if (!head_length || !kind || !hasThumbnail(*kind) || content.details.get("transfer_encoding") ||
+        *head_length >= from_content.size())
+      return std::nullopt;
+    source.kind = *kind;
+    source.bytes = from_content.take_front(content.length).drop_front(*head_length);
+    source.via = "http body";
+    source.cut = !detail::detailTrue(content.details, "complete");
+    return source;
+  }
+  // Framed content: the sniff named the kind its (first) payload holds; the sniffer decodes the
+  // payloads as views into the dump, and the start of the first is joined.
+  const std::string *payload_kind = detail::detailString(content.details, "payload_kind");
+  const ContentKind kind =
+      payload_kind ? parseKind(*payload_kind).value_or(ContentKind::Unknown) : ContentKind::Unknown;
+  const Sniffer *sniffer = snifferFor(content.kind);
+  if (!hasThumbnail(kind) || !sniffer)
+    return std::nullopt;
+  std::vector<Payload> payloads = sniffer->decodePayloads(from_content);
+  if (payloads.empty())
+    return std::nullopt;
+  const Payload &first = payloads.front();
+  source.kind = kind;
+  source.via = first.message_body ? "body 1" : "payload";
+  // An upload without its final chunk holds a part of its payload.
+  source.cut = first.cut || (content.kind == ContentKind::AwsChunked &&
+                             !detail::detailTrue(content.details, "final_chunk"));
+  const uint64_t limit = source.cut ? max_cut_bytes : max_bytes;
+  for (Bytes piece : first.pieces) {
+    const size_t take = std::min<uint64_t>(piece.size(), limit - source.joined.size());
+    source.joined.insert(source.joined.end(), piece.begin(), piece.begin() + take);
+    if (source.joined.size() >= limit)
+      break;
+  }
+  source.bytes = source.joined;
+  return source;
+}
+
+/// Bytes of a cut JPEG stream that its thumbnail decodes: it shows a top part in any case, and
+/// slices of uploads are many (a complete stream decodes up to ThumbnailLimits::max_decode_bytes).
+constexpr uint64_t kCutDecodeBytes = 64 << 10;
+
+class HtmlWriter {
+public:
+  HtmlWriter(const Snapshot &snapshot, const AddressSpace &memory, const Analysis &analysis,
+             const Extraction *extracted, const HtmlOptions &options, llvm::raw_ostream &out)
+      : snapshot_(snapshot), memory_(memory), analysis_(analysis), options_(options), out_(out) {
+    planListing();
+    for (const Buffer &b : analysis.buffers)
+      ++copies_[contentKey(b)];
+    if (extracted)
+      for (const ExtractedFile &f : extracted->files)
+        files_[f.address].push_back(&f);
+  }
+
+  void write() {
+    out_ << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src "
+            "data:; style-src "
+         << cspHash(kStyle) << "; script-src " << cspHash(kScript)
+         << "; base-uri 'none'; form-action 'none'\">\n"
+         << "<meta name=\"viewport\" content=\"width=device-width\">\n"
+         << "<title>dumpsift: " << escape(snapshot_.path) << "</title>\n<style>" << kStyle
+         << "</style></head>\n<body>\n";
+    writeSummary();
+    writeKinds();
+    writeHistogram();
+    writeFindings();
+    writeGroups();
+    writeWarnings();
+    out_ << "<p class=\"note\">dumpsift " << escape(toolVersion()) << "</p>\n<script>" << kScript
+         << "</script>\n</body></html>\n";
+  }
+
+private:
+  /// Which groups and buffers are listed: the largest groups first, each one's first buffers by
+  /// address, within the limits.
+  void planListing() {
+    listed_.assign(analysis_.buffers.size(), false);
+    size_t rows = 0;
+    for (size_t g = 0; g < analysis_.groups.size() && g < options_.groups; ++g) {
+      const SizeGroup &group = analysis_.groups[g];
+      for (size_t i = 0; i < group.members.size() && i < options_.buffers_per_group; ++i) {
+        if (rows >= options_.buffers)
+          return;
+        listed_[group.members[i]] = true;
+        ++rows;
+      }
+    }
+  }
+
+  bool isListed(uint64_t address) const {
+    auto it =
+        std::lower_bound(analysis_.buffers.begin(), analysis_.buffers.end(), address,
+                         [](const Buffer &b, uint64_t a) { return b.allocation.address < a; });
+    return it != analysis_.buffers.end() && it->allocation.address == address &&
+           listed_[size_t(it - analysis_.buffers.begin())];
+  }
+
+  uint64_t totalBytes() const {
+    uint64_t total = 0;
+    for (const Buffer &b : analysis_.buffers)
+      total += b.allocation.size;
+    return total;
+  }
+
+  void writeSummary() {
+    out_ << "<h1>dumpsift report</h1>\n<p class=\"line\">" << escape(detail::dumpLine(snapshot_))
+         << "</p>\n";
+    if (!snapshot_.process.command_line.empty())
+      out_ << "<p class=\"line\">command line: " << escape(snapshot_.process.command_line)
+           << "</p>\n";
+    out_ << "<p class=\"line\">heaps: " << escape(detail::heapsLine(analysis_)) << "</p>\n"
+         << "<p class=\"line\">large buffers (&gt;= " << groupedDigits(analysis_.options.min_size)
+         << " bytes): " << groupedDigits(analysis_.buffers.size()) << " buffers, "
+         << humanBytes(totalBytes()) << ", " << groupedDigits(analysis_.groups.size())
+         << " size groups</p>\n";
+  }
+
+  /// The bytes of each kind, as one stacked bar and its legend.
+  void writeKinds() {
+    std::map<ContentKind, std::pair<uint64_t, uint64_t>> kinds; // count, bytes
+    for (const Buffer &b : analysis_.buffers) {
+      auto &[count, bytes] = kinds[b.content.kind];
+      ++count;
+      bytes += b.allocation.size;
+    }
+    const uint64_t total = totalBytes();
+    out_ << "<h2>Kinds</h2>\n";
+    if (!total) {
+      out_ << "<p>No buffer at or above the size threshold.</p>\n";
+      return;
+    }
+    out_ << "<svg id=\"kinds\" viewBox=\"0 0 1000 28\" role=\"img\" aria-label=\"bytes by kind\">";
+    double x = 0;
+    for (const auto &[kind, figures] : kinds) {
+      const double w = 1000.0 * double(figures.second) / double(total);
+      out_ << "<rect x=\"" << f1(x) << "\" y=\"0\" width=\"" << f1(w) << "\" height=\"28\" fill=\""
+           << kindColour(kind) << "\"><title>" << kindName(kind) << ": "
+           << groupedDigits(figures.first) << " buffers, " << humanBytes(figures.second)
+           << "</title></rect>";
+      x += w;
+    }
+    out_ << "</svg>\n<p class=\"legend\">";
+    for (const auto &[kind, figures] : kinds)
+      out_ << "<span><svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" class=\"sw\"><rect "
+              "width=\"10\" height=\"10\" fill=\""
+           << kindColour(kind) << "\"/></svg> " << kindName(kind) << " x"
+           << groupedDigits(figures.first) << ", " << humanBytes(figures.second) << " ("
+           << f1(100.0 * double(figures.second) / double(total)) << "%)</span>";
+    out_ << "</p>\n";
+  }
+
+  /// Bytes by size: one bar per listed group at its size (log scale), as high as its bytes,
+  /// coloured by its most common kind.
+  void writeHistogram() {
+    const size_t shown = std::min(analysis_.groups.size(), options_.groups);
+    if (!shown)
+      return;
+    uint64_t lo = UINT64_MAX, hi = 0, top = 1;
+    for (size_t g = 0; g < shown; ++g) {
+      lo = std::min(lo, analysis_.groups[g].size);
+      hi = std::max(hi, analysis_.groups[g].size);
+      top = std::max(top, analysis_.groups[g].total_bytes);
+    }
+    const int lo_exp = int(std::floor(std::log2(double(std::max<uint64_t>(lo, 1)))));
+    const int hi_exp = std::max(lo_exp + 1, int(std::ceil(std::log2(double(hi) + 1))));
+    constexpr double left = 70, right = 950, base = 230, height = 210;
+    auto xOf = [&](double size) {
+      return left + (right - left) * (std::log2(size) - lo_exp) / double(hi_exp - lo_exp);
+    };
+    out_ << "<h2>Bytes by buffer size</h2>\n<svg id=\"histogram\" viewBox=\"0 0 1000 260\" "
+            "role=\"img\" aria-label=\"bytes by buffer size\">"
+         << "<line x1=\"" << f1(left) << "\" y1=\"" << f1(base) << "\" x2=\"" << f1(right)
+         << "\" y2=\"" << f1(base) << "\" stroke=\"#888\"/>";
+    for (int e = lo_exp; e <= hi_exp; ++e) {
+      const std::string x = f1(xOf(std::ldexp(1.0, e)));
+      out_ << "<line x1=\"" << x << "\" y1=\"" << f1(base) << "\" x2=\"" << x << "\" y2=\""
+           << f1(base + 4) << "\" stroke=\"#888\"/><text x=\"" << x << "\" y=\"" << f1(base + 17)
+           << "\" text-anchor=\"middle\">" << humanBytes(uint64_t(1) << std::min(e, 63))
+           << "</text>";
+    }
+    for (int i = 0; i <= 2; ++i) {
+      const double y = base - height * i / 2.0;
+      out_ << "<line x1=\"" << f1(left) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(right)
+           << "\" y2=\"" << f1(y) << "\" stroke=\"#eee\"/><text x=\"" << f1(left - 6) << "\" y=\""
+           << f1(y + 4) << "\" text-anchor=\"end\">" << humanBytes(top * i / 2) << "</text>";
+    }
+    // Smallest groups last, so that a tall bar never hides a short one at the same size.
+    for (size_t g = 0; g < shown; ++g) {
+      const SizeGroup &group = analysis_.groups[g];
+      const double h = std::max(1.0, height * double(group.total_bytes) / double(top));
+      const ContentKind kind = group.kinds.empty() ? ContentKind::Unknown : group.kinds[0].first;
+      out_ << "<a href=\"#g" << g << "\"><rect class=\"bar\" x=\""
+           << f1(xOf(double(group.size)) - 3.5) << "\" y=\"" << f1(base - h)
+           << "\" width=\"7\" height=\"" << f1(h) << "\" fill=\"" << kindColour(kind)
+           << "\"><title>" << escape(detail::sizeLabel(analysis_, group)) << " bytes, "
+           << stateName(group.state).str() << ": " << groupedDigits(group.count) << " buffers, "
+           << humanBytes(group.total_bytes) << "; "
+           << escape(detail::describeKinds(analysis_, group)) << "</title></rect></a>";
+    }
+    out_ << "</svg>\n";
+    if (shown < analysis_.groups.size())
+      out_ << "<p class=\"note\">The " << groupedDigits(analysis_.groups.size() - shown)
+           << " smallest groups are left out of the histogram and the lists.</p>\n";
+  }
+
+  void writeFindings() {
+    out_ << "<h2>Findings</h2>\n";
+    if (analysis_.findings.empty()) {
+      out_ << "<p>None.</p>\n";
+      return;
+    }
+    out_ << "<ol class=\"findings\">\n";
+    for (const Finding &f : analysis_.findings) {
+      out_ << "<li><b>" << escape(f.type) << "</b>, " << humanBytes(f.bytes) << ": "
+           << escape(f.explanation) << "<br><span class=\"note\">buffers:";
+      constexpr size_t kAddresses = 12;
+      for (size_t i = 0; i < f.addresses.size() && i < kAddresses; ++i) {
+        const std::string a = hexAddress(f.addresses[i]);
+        if (isListed(f.addresses[i]))
+          out_ << " <a href=\"#b-" << a << "\">" << a << "</a>";
+        else
+          out_ << " " << a;
+      }
+      if (f.addresses.size() > kAddresses)
+        out_ << " and " << groupedDigits(f.addresses.size() - kAddresses) << " more";
+      out_ << "</span></li>\n";
+    }
+    out_ << "</ol>\n";
+  }
+
+  void writeGroups() {
+    if (analysis_.groups.empty())
+      return;
+    const size_t shown = std::min(analysis_.groups.size(), options_.groups);
+    out_ << "<h2>Size groups</h2>\n<input id=\"filter\" type=\"search\" hidden "
+            "placeholder=\"filter groups\">\n<table id=\"groups\" class=\"sortable\"><thead><tr>"
+            "<th data-sort=\"num\" class=\"n\">size</th><th>state</th><th>allocator</th>"
+            "<th data-sort=\"num\" class=\"n\">count</th><th data-sort=\"num\" "
+            "class=\"n\">total</th><th>kinds</th></tr></thead><tbody>\n";
+    for (size_t g = 0; g < shown; ++g) {
+      const SizeGroup &group = analysis_.groups[g];
+      std::string size = detail::sizeLabel(analysis_, group);
+      if (group.kind)
+        size += " " + kindName(*group.kind).str();
+      out_ << "<tr><td class=\"n\" data-v=\"" << group.size << "\"><a href=\"#g" << g << "\">"
+           << escape(size) << "</a></td><td>" << stateName(group.state).str() << "</td><td>"
+           << escape(group.allocator) << "</td><td class=\"n\" data-v=\"" << group.count << "\">"
+           << groupedDigits(group.count) << "</td><td class=\"n\" data-v=\"" << group.total_bytes
+           << "\">" << humanBytes(group.total_bytes) << "</td><td>"
+           << escape(detail::describeKinds(analysis_, group)) << "</td></tr>\n";
+    }
+    out_ << "</tbody></table>\n<h2>Buffers by group</h2>\n";
+    for (size_t g = 0; g < shown; ++g)
+      writeGroupBuffers(g);
+    out_ << "<p class=\"note\">Thumbnails: " << groupedDigits(thumbnails_made_) << " made ("
+         << humanBytes(thumbnail_bytes_) << ")";
+    if (thumbnails_left_out_)
+      out_ << ", " << groupedDigits(thumbnails_left_out_) << " left out (at most "
+           << groupedDigits(options_.thumbnails) << " and " << humanBytes(options_.thumbnail_bytes)
+           << ": --html-thumbnails N)";
+    out_ << ".</p>\n";
+  }
+
+  void writeGroupBuffers(size_t g) {
+    const SizeGroup &group = analysis_.groups[g];
+    out_ << "<details id=\"g" << g << "\" data-size=\"" << group.size << "\""
+         << (g < 3 ? " open" : "") << "><summary>" << escape(detail::sizeLabel(analysis_, group))
+         << " bytes, " << stateName(group.state).str() << ": " << groupedDigits(group.count)
+         << " buffers, " << humanBytes(group.total_bytes) << "</summary>\n";
+    size_t listed = 0;
+    for (size_t i : group.members) {
+      if (!listed_[i])
+        continue;
+      if (!listed++)
+        out_ << "<table class=\"buffers\"><thead><tr><th>address</th><th class=\"n\">size</th>"
+                "<th>kind</th><th>details</th><th>first bytes</th><th>image</th></tr></thead>"
+                "<tbody>\n";
+      writeBuffer(analysis_.buffers[i]);
+    }
+    if (listed)
+      out_ << "</tbody></table>\n";
+    if (listed < group.members.size())
+      out_ << "<p class=\"note\">" << groupedDigits(group.members.size() - listed)
+           << " more buffers of this group are not listed (the JSON report has them all).</p>\n";
+    out_ << "</details>\n";
+  }
+
+  void writeBuffer(const Buffer &b) {
+    const std::string address = hexAddress(b.allocation.address);
+    const SniffResult &content = b.content;
+    out_ << "<tr id=\"b-" << address << "\"><td class=\"mono\">" << address;
+    if (auto it = files_.find(b.allocation.address); it != files_.end())
+      for (const ExtractedFile *f : it->second)
+        out_ << "<br><a href=\"" << escape(options_.extract_href + "/" + f->name) << "\">"
+             << roleName(f->role).str()
+             << (f->role == ExtractRole::Body ? " " + std::to_string(f->body) : "") << " file</a>";
+    out_ << "</td><td class=\"n\">" << groupedDigits(b.allocation.size) << "</td><td>"
+         << kindName(content.kind).str();
+    if (content.offset)
+      out_ << " at +" << groupedDigits(content.offset);
+    out_ << "</td><td class=\"details\">" << escape(detailsText(content.details))
+         << "</td><td><pre>" << escape(hexPreview(capturedPayload(memory_, b).take_front(32)))
+         << "</pre></td><td>";
+    writeThumbnail(b);
+    out_ << "</td></tr>\n";
+  }
+
+  /// The buffer's thumbnail, shared by identical buffers (the first listed shows it, the others
+  /// link to it), within the budget.
+  void writeThumbnail(const Buffer &b) {
+    const ContentKey key = contentKey(b);
+    const uint64_t copies = copies_[key];
+    if (auto it = shown_.find(key); it != shown_.end()) {
+      const std::string first = hexAddress(it->second);
+      out_ << "<span class=\"note\">same bytes as <a class=\"copy\" href=\"#b-" << first << "\">"
+           << first << "</a></span>";
+      return;
+    }
+    ThumbnailLimits limits;
+    std::optional<ImageSource> source =
+        imageIn(memory_, b, limits.max_decode_bytes, kCutDecodeBytes);
+    if (!source)
+      return;
+    if (source->cut)
+      limits.max_decode_bytes = kCutDecodeBytes;
+    if (thumbnails_made_ >= options_.thumbnails || thumbnail_bytes_ >= options_.thumbnail_bytes) {
+      ++thumbnails_left_out_;
+      out_ << "<span class=\"note\">" << kindName(source->kind).str()
+           << (source->via.empty() ? "" : " " + source->via) << ": thumbnail left out</span>";
+      return;
+    }
+    const std::optional<Thumbnail> &thumb = thumbnailOf(*source, limits);
+    if (!thumb) {
+      out_ << "<span class=\"note\">" << kindName(source->kind).str()
+           << (source->via.empty() ? "" : " " + source->via) << ": no thumbnail</span>";
+      return;
+    }
+    shown_.emplace(key, b.allocation.address);
+    ++thumbnails_made_;
+    thumbnail_bytes_ += thumb->bytes.size();
+    out_ << "<img class=\"thumb\" alt=\"" << kindName(source->kind).str();
+    if (!source->via.empty())
+      out_ << " " << source->via;
+    out_ << "\"";
+    if (thumb->width)
+      out_ << " width=\"" << thumb->width << "\" height=\"" << thumb->height << "\"";
+    out_ << " src=\"data:" << thumb->mime << ";base64," << llvm::encodeBase64(thumb->bytes)
+         << "\">";
+    std::string note = source->via;
+    if (thumb->partial || source->cut ||
+        (source->kind == ContentKind::Jpeg && source->bytes.size() > limits.max_decode_bytes))
+      note += (note.empty() ? "" : ", ") + std::string("top part");
+    if (copies > 1)
+      note += (note.empty() ? "" : ", ") + ("x" + std::to_string(copies) + " copies");
+    if (!note.empty())
+      out_ << "<span class=\"note\">" << note << "</span>";
+  }
+
+  /// makeThumbnail of the source's bytes, made once for all sources whose decoded bytes are the
+  /// same: slices of one upload longer than the decode limit share their start, so a dump of
+  /// many slices of a few photos decodes each photo once.
+  const std::optional<Thumbnail> &thumbnailOf(const ImageSource &source,
+                                              const ThumbnailLimits &limits) {
+    const Bytes decoded = source.kind == ContentKind::Jpeg
+                              ? source.bytes.take_front(limits.max_decode_bytes)
+                              : source.bytes;
+    const auto key = std::make_tuple(source.kind, decoded.size(), llvm::xxHash64(decoded));
+    auto [it, fresh] = made_.try_emplace(key);
+    if (fresh)
+      it->second = makeThumbnail(source.kind, decoded, limits);
+    return it->second;
+  }
+
+  void writeWarnings() {
+    std::vector<const Diagnostic *> warnings;
+    for (const Diagnostics *d : {&snapshot_.diagnostics, &analysis_.diagnostics})
+      for (const Diagnostic &w : d->warnings())
+        warnings.push_back(&w);
+    if (warnings.empty())
+      return;
+    out_ << "<h2>Warnings</h2>\n<ul>\n";
+    constexpr size_t kWarnings = 100;
+    for (size_t i = 0; i < warnings.size() && i < kWarnings; ++i)
+      out_ << "<li>" << escape(warnings[i]->where) << ": " << escape(warnings[i]->message)
+           << "</li>\n";
+    out_ << "</ul>\n";
+    if (warnings.size() > kWarnings)
+      out_ << "<p class=\"note\">and " << groupedDigits(warnings.size() - kWarnings)
+           << " more in the JSON report.</p>\n";
+  }
+
+  const Snapshot &snapshot_;
+  const AddressSpace &memory_;
+  const Analysis &analysis_;
+  const HtmlOptions &options_;
+  llvm::raw_ostream &out_;
+  std::vector<bool> listed_;              // by index into analysis_.buffers
+  std::map<ContentKey, uint64_t> copies_; // buffers holding each content
+  std::map<ContentKey, uint64_t> shown_;  // the buffer showing each content's thumbnail
+  std::map<uint64_t, std::vector<const ExtractedFile *>> files_; // by allocation address
+  /// Thumbnails made, by kind and the decoded bytes' size and xxHash64.
+  std::map<std::tuple<ContentKind, uint64_t, uint64_t>, std::optional<Thumbnail>> made_;
+  size_t thumbnails_made_ = 0, thumbnails_left_out_ = 0;
+  uint64_t thumbnail_bytes_ = 0;
+};
+
+} // namespace
+
+void writeReportHtml(const Snapshot &snapshot, const AddressSpace &memory, const Analysis &analysis,
+                     const Extraction *extracted, const HtmlOptions &options,
+                     llvm::raw_ostream &out) {
+  HtmlWriter(snapshot, memory, analysis, extracted, options, out).write();
+}
+
+} // namespace dumpsift
