@@ -36,12 +36,6 @@ uint64_t nonZeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from) {
   return bytes.size();
 }
 
-// Content found this close to the start of a hit whose extent is an estimate is taken to be part
-// of it (an EXIF thumbnail lies inside a JPEG's APP1 segment, at most 64 KiB in). A hit further in
-// ends the estimate: in memory no walker understands (a heap packed block after block) the next
-// buffer starts right after the last, so the run of non-zero bytes would swallow it.
-constexpr uint64_t kNestedWindow = 64 * 1024;
-
 // Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
 void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
                const std::function<void(Buffer)> &emit) {
@@ -91,9 +85,12 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     if (is_open)
       close(i);
     uint64_t length = hit->length;
-    bool estimated = hit->length_estimated || length == 0;
+    const bool estimated = hit->length_estimated || length == 0;
+    // Where the format vouches for its bytes (they are part of the hit whatever they hold): the
+    // scan goes on after them, and an estimated extent ends at the next hit found there.
+    const uint64_t structure = std::min<uint64_t>(hit->structure_length, bytes.size() - i);
     if (estimated)
-      length = nonZeroRunEnd(bytes, i) - i;
+      length = std::max(nonZeroRunEnd(bytes, i) - i, structure);
     length = std::min<uint64_t>(length, bytes.size() - i);
     Buffer b;
     b.allocation.address = base + i;
@@ -105,11 +102,11 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     b.estimated = estimated;
     hit->offset = 0;
     b.content = std::move(*hit);
-    if (estimated && length > kNestedWindow) {
+    if (estimated && length > std::max<uint64_t>(structure, 1)) {
       open = std::move(b);
       is_open = true;
       open_end = i + length;
-      i += kNestedWindow;
+      i += std::max<uint64_t>(structure, 1);
       continue;
     }
     if (length >= options.min_size)

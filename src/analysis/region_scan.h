@@ -10,9 +10,11 @@ namespace dumpsift {
 /// Scans `ranges` for content of the kinds whose signature is strong enough to be believed at any
 /// offset (the sniffers with Sniffer::scanLeadBytes: JPEG, PNG, GIF, WebP, gzip, zstd, ZIP, PDF,
 /// aws-chunked, AMQP). Each hit becomes a Buffer whose extent is the format's own length, or, when
-/// the format does not say, the run of non-zero bytes up to the next hit that starts more than 64
-/// KiB in (marked `estimated`). Hits do not overlap; at one offset the sniffers are tried in the
-/// registry's priority order. Ranges shorter than options.min_size are skipped, and so are hits.
+/// the format does not say, the run of non-zero bytes up to the next hit (marked `estimated`);
+/// content inside what the format's structure accounts for (SniffResult::structure_length) is part
+/// of the hit, content after it is a hit of its own. Hits do not overlap; at one offset the
+/// sniffers are tried in the registry's priority order. Ranges shorter than options.min_size are
+/// skipped, and so are hits.
 ///
 /// With `native_heap_unwalked` (a Windows dump: no walker reads the NT heap, docs/heap-windows.md)
 /// the scan stands in for the walker in private memory: a whole captured range where the scan

@@ -82,8 +82,9 @@ std::optional<uint64_t> stackPointerOffset(unsigned machine, bool is64) {
   return std::nullopt;
 }
 
-/// "x86_64", "aarch64", "x86", "arm", or "machine-<n>" for an EM_* value.
-std::string archName(unsigned machine) {
+/// The architecture of an EM_* value in an ELF of the given class, as target triples spell it
+/// ("x86_64", "aarch64", "ppc64", "s390x", "mips64", ...), or "machine-<n>" for one not listed.
+std::string archName(unsigned machine, bool is64) {
   switch (machine) {
   case llvm::ELF::EM_X86_64:
     return "x86_64";
@@ -93,6 +94,18 @@ std::string archName(unsigned machine) {
     return "x86";
   case llvm::ELF::EM_ARM:
     return "arm";
+  case llvm::ELF::EM_PPC:
+    return "ppc";
+  case llvm::ELF::EM_PPC64:
+    return "ppc64";
+  case llvm::ELF::EM_S390:
+    return is64 ? "s390x" : "s390";
+  case llvm::ELF::EM_MIPS:
+    return is64 ? "mips64" : "mips";
+  case llvm::ELF::EM_RISCV:
+    return is64 ? "riscv64" : "riscv32";
+  case llvm::ELF::EM_SPARCV9:
+    return "sparcv9";
   }
   return "machine-" + std::to_string(machine);
 }
@@ -195,7 +208,7 @@ public:
     SystemInfo &sys = snap_.system;
     sys.os =
         header.e_ident[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_FREEBSD ? "freebsd" : "linux";
-    sys.arch = archName(machine_);
+    sys.arch = archName(machine_, ELFT::Is64Bits);
     sys.pointer_size = ELFT::Is64Bits ? 8 : 4;
     sys.little_endian = ELFT::TargetEndianness == llvm::support::little;
 
@@ -362,11 +375,15 @@ private:
     }
   }
 
-  /// Dispatches one note. Only notes named "CORE" carry the Linux layouts decoded here.
+  /// Dispatches one note. Notes named "CORE" carry the Linux layouts, "NetBSD-CORE" and
+  /// "NetBSD-CORE@<lwpid>" NetBSD's.
   void readNote(const Elf_Note &note, const std::string &where) {
     StringRef name = note.getName();
-    if (name.startswith("NetBSD-CORE"))
+    if (name.startswith("NetBSD-CORE")) {
       snap_.system.os = "netbsd";
+      readNetbsdNote(name, note.getType(), note.getDesc(), where);
+      return;
+    }
     if (name != "CORE")
       return;
     ArrayRef<uint8_t> desc = note.getDesc();
@@ -398,6 +415,44 @@ private:
   }
   static constexpr uint64_t kWord = ELFT::Is64Bits ? 8 : 4;
 
+  /// NetBSD's notes (sys/sys/exec_elf.h, sys/kern/core_elf32.c): "NetBSD-CORE" type 1 is the
+  /// procinfo (struct netbsd_elfcore_procinfo: cpi_pid @80, cpi_name[32] @124, 160 bytes in
+  /// version 1); each LWP writes its registers in notes named "NetBSD-CORE@<lwpid>", one thread
+  /// per LWP. The stack pointer is read from amd64's PT_GETREGS (type 33, struct reg: rsp is
+  /// register 24).
+  void readNetbsdNote(StringRef name, uint32_t type, ArrayRef<uint8_t> desc,
+                      const std::string &where) {
+    constexpr uint32_t kProcinfo = 1, kAmd64GetRegs = 33;
+    constexpr uint64_t kCpiPid = 80, kCpiName = 124, kCpiNameSize = 32;
+    constexpr uint64_t kAmd64Rsp = 24 * 8;
+    if (name == "NetBSD-CORE") {
+      if (type != kProcinfo)
+        return;
+      if (!fits(desc.size(), kCpiName, kCpiNameSize)) {
+        note_warnings_.warn(where, "NetBSD procinfo of " + std::to_string(desc.size()) +
+                                       " bytes is too short; ignored");
+        return;
+      }
+      snap_.process.pid = get<uint32_t>(desc.data() + kCpiPid);
+      snap_.process.name = fixedString(desc.slice(kCpiName, kCpiNameSize));
+      return;
+    }
+    uint64_t lwpid = 0;
+    if (name.drop_front(StringRef("NetBSD-CORE@").size()).getAsInteger(10, lwpid)) {
+      note_warnings_.warn(where, "note name '" + name.str() + "' names no LWP; ignored");
+      return;
+    }
+    // An LWP's notes come together; a thread for the first of them.
+    if (snap_.threads.empty() || snap_.threads.back().tid != lwpid) {
+      Thread t;
+      t.tid = lwpid;
+      snap_.threads.push_back(t);
+    }
+    if (machine_ == llvm::ELF::EM_X86_64 && type == kAmd64GetRegs &&
+        fits(desc.size(), kAmd64Rsp, 8))
+      snap_.threads.back().stack_pointer = get<uint64_t>(desc.data() + kAmd64Rsp);
+  }
+
   /// NT_PRSTATUS: one thread, tid = pr_pid, stack pointer from the register set.
   void readPrstatus(ArrayRef<uint8_t> desc, const std::string &where) {
     uint64_t pid_at = ELFT::Is64Bits ? kPrPid64 : kPrPid32;
@@ -411,7 +466,8 @@ private:
     std::optional<uint64_t> sp_at = stackPointerOffset(machine_, ELFT::Is64Bits);
     if (!sp_at) {
       if (!warned_unknown_sp_)
-        snap_.diagnostics.warn("NT_PRSTATUS", "register layout of " + archName(machine_) +
+        snap_.diagnostics.warn("NT_PRSTATUS", "register layout of " +
+                                                  archName(machine_, ELFT::Is64Bits) +
                                                   " is not known; thread stack pointers unknown");
       warned_unknown_sp_ = true;
     } else if (!fits(desc.size(), *sp_at, kWord)) {

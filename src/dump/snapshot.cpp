@@ -102,6 +102,10 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(llvm::StringRef path) {
   return openDump(std::move(*buffer));
 }
 
+/// How far into a file that is neither a core nor a minidump openDump looks for a Breakpad
+/// microdump's BEGIN line (a log holds other lines before it).
+constexpr size_t kMicrodumpSearchBytes = 64 * 1024;
+
 llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryBuffer> buffer) {
   auto snapshot = std::make_unique<Snapshot>();
   snapshot->path = buffer->getBufferIdentifier().str();
@@ -131,6 +135,13 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryB
                          "ELF"))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "truncated or malformed ELF header");
+    // Breakpad's microdump: text that Android's Breakpad writes to logcat, every line behind the
+    // log's prefix, between "-----BEGIN BREAKPAD MICRODUMP-----" and its END line.
+    if (bytes.take_front(kMicrodumpSearchBytes).contains("-----BEGIN BREAKPAD MICRODUMP-----"))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "a Breakpad microdump (text from a log), which dumpsift does not read: it reads ELF "
+          "core dumps and minidumps");
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "not a core dump or minidump (unrecognised magic)");
   }

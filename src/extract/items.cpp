@@ -31,6 +31,13 @@ bool detailSaysTruncated(const Details &details) {
   return value && std::holds_alternative<bool>(*value) && std::get<bool>(*value);
 }
 
+/// The stale bytes the content's details say lie behind it in a reused buffer (0 when none): they
+/// are extracted with the content, so the file shows what the content was written over.
+uint64_t detailStaleBytes(const Details &details) {
+  const DetailValue *value = details.get("stale_bytes");
+  return value && std::holds_alternative<uint64_t>(*value) ? std::get<uint64_t>(*value) : 0;
+}
+
 /// "<address>-<size>[.<infix>].<ext>": digits, letters, '-' and '.', never a path separator.
 std::string fileName(uint64_t address, uint64_t size, llvm::StringRef infix, ContentKind kind) {
   std::string name = hexAddress(address) + "-" + std::to_string(size);
@@ -125,7 +132,8 @@ std::vector<ExtractItem> extractItems(const AddressSpace &memory, const Buffer &
   } else {
     const uint64_t extent =
         buffer.payloadSize() > content.offset ? buffer.payloadSize() - content.offset : 0;
-    const uint64_t want = content.length ? std::min(content.length, extent) : extent;
+    const uint64_t length = content.length ? content.length + detailStaleBytes(content.details) : 0;
+    const uint64_t want = length ? std::min(length, extent) : extent;
     const uint64_t start = std::min<uint64_t>(content.offset, payload.size());
     const uint64_t have = std::min<uint64_t>(want, payload.size() - start);
     bytes = payload.slice(start, have);

@@ -3,6 +3,7 @@
 // described in framing.h and docs/kinds.md.
 #include "common.h"
 #include "dumpsift/sniff/framing.h"
+#include "dumpsift/support/bytes.h"
 
 #include <algorithm>
 
@@ -19,6 +20,9 @@ constexpr unsigned kMaxTrailerLines = 16;
 constexpr size_t kMaxTrailerLine = 512;
 /// chunk_sizes in the details lists at most this many sizes.
 constexpr size_t kMaxListedSizes = 1024;
+/// The longest chunk header line ("ffffffff;chunk-signature=" + 144 + CRLF) less the final
+/// chunk's 86 bytes: the most of an earlier header line that can survive behind a final chunk.
+constexpr size_t kMaxHeaderRemnant = kMaxSizeDigits + 17 + kEcdsaChars + 2 - 86;
 
 enum class LineStatus : uint8_t { Ok, Cut, Bad };
 
@@ -187,6 +191,27 @@ bool walkAwsChunked(Bytes d, AwsChunkedLayout &layout) {
   return true;
 }
 
+/// The kind of the stale bytes behind a final chunk written over a reused frame buffer: the rest
+/// of an earlier frame, whose header line's tail (ending in CRLF) is skipped, so the kind is that
+/// of the earlier chunk's data; JPEG entropy-coded data (the middle of an image) counts as jpeg.
+llvm::StringRef staleKind(Bytes stale) {
+  const size_t window = std::min(stale.size(), kMaxHeaderRemnant + 2);
+  size_t data = 0;
+  for (size_t q = 0; q + 1 < window; ++q) {
+    if (stale[q] == '\r' && stale[q + 1] == '\n') {
+      data = q + 2;
+      break;
+    }
+    if (stale[q] < 0x20 || stale[q] >= 0x7f)
+      break; // binary before any CRLF: no header remnant
+  }
+  const Bytes rest = stale.drop_front(data);
+  llvm::StringRef kind = nestedKind(rest);
+  if ((kind == "random" || kind == "unknown") && isJpegEntropyCoded(rest))
+    return "jpeg";
+  return kind;
+}
+
 class AwsChunkedSniffer final : public Sniffer {
 public:
   ContentKind kind() const override { return ContentKind::AwsChunked; }
@@ -229,6 +254,7 @@ public:
     if (!layout)
       return std::nullopt;
     SniffResult r = makeResult(ContentKind::AwsChunked, layout->length, !layout->complete);
+    r.structure_length = layout->length; // every chunk walked landed on its CRLF (or was cut)
     r.details.set("variant", awsChunkedVariantName(layout->variant).str());
     r.details.set("signed", layout->signature_chars != 0);
     if (layout->signature_chars)
@@ -256,6 +282,17 @@ public:
       if (!payload.empty())
         r.details.set("payload_kind", payload.str());
       break;
+    }
+    if (layout->complete) {
+      // A body that ends and still has bytes behind it: a reused buffer (the final chunk written
+      // over an earlier frame). The stale tail runs to the last non-zero byte.
+      const Bytes behind = data.drop_front(layout->length);
+      if (const uint64_t stale = contentEnd(behind)) {
+        r.details.set("stale_bytes", stale);
+        llvm::StringRef kind = staleKind(behind.take_front(stale));
+        if (!kind.empty())
+          r.details.set("stale_kind", kind.str());
+      }
     }
     return r;
   }

@@ -68,6 +68,11 @@ SniffResult makeResult(ContentKind kind, uint64_t length, bool estimated = false
   std::unique_ptr<Sniffer> factory();
 #include "dumpsift/sniff/kinds.def"
 
+/// True when `data` reads as JPEG entropy-coded data (the middle of an image, no headers): within
+/// its first 64 KiB, at least 8 FF bytes and every FF followed by 00 (stuffing), D0-D7 (restart)
+/// or FF (fill), up to an EOI. Random bytes pass with odds below 1e-11. See jpeg.cpp.
+bool isJpegEntropyCoded(Bytes data);
+
 /// The statistical kinds (zero, text, utf16, random) of `buffer`, from bounded samples; nullopt
 /// means unknown. Allocation-free when it returns nullopt. See statistics.cpp.
 std::optional<SniffResult> classifyStatistics(Bytes buffer);

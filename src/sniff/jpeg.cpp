@@ -28,6 +28,9 @@ constexpr uint64_t kMaxProgressiveDecodePixels = 2ull << 20;
 /// photos would otherwise be decoded far slower than it is read).
 constexpr size_t kMaxTruncatedDecodeBytes = 4 * 1024;
 constexpr size_t kMaxCompleteDecodeBytes = 256 * 1024;
+/// Sane header segments needed before bytes that are not a marker for the headers alone to be a
+/// JPEG (see validate).
+constexpr unsigned kMinHeadersBeforeJunk = 2;
 
 /// True for the start-of-frame markers SOF0-3, 5-7, 9-11, 13-15.
 bool isSof(uint8_t m) {
@@ -55,6 +58,10 @@ struct JpegWalk {
   size_t length = 0; // EOI end (Complete), the buffer size (Truncated) or where damage starts
   bool sof = false, sos = false, progressive = false, lossless = false;
   bool jfif = false, exif = false;
+  /// Complete segments before the first SOS whose content checks out (an APPn with a known
+  /// identifier, sane DQT, DHT or SOF): the evidence that a buffer holding only headers is a JPEG.
+  unsigned sane_headers = 0;
+  size_t segments_end = 2; // just after the last marker segment walked (entropy data not included)
   unsigned width = 0, height = 0, components = 0, precision = 0, scans = 0;
   uint8_t h_samp[4] = {}, v_samp[4] = {};
 };
@@ -83,6 +90,44 @@ bool parseSof(uint8_t marker, const uint8_t *seg, size_t seg_len, JpegWalk &w) {
   }
   w.sof = true;
   return true;
+}
+
+/// True for a DQT payload made of whole tables, each with precision 0 or 1 and a destination 0-3.
+bool saneDqt(const uint8_t *seg, size_t seg_len) {
+  size_t q = 0;
+  while (q < seg_len) {
+    const unsigned precision = seg[q] >> 4, destination = seg[q] & 15;
+    if (precision > 1 || destination > 3)
+      return false;
+    q += 1 + (precision ? 128 : 64);
+  }
+  return q == seg_len && seg_len > 0;
+}
+
+/// True for a DHT payload made of whole tables: class 0-1, destination 0-3, at most 256 codes.
+bool saneDht(const uint8_t *seg, size_t seg_len) {
+  size_t q = 0;
+  while (q < seg_len) {
+    if (q + 17 > seg_len || (seg[q] >> 4) > 1 || (seg[q] & 15) > 3)
+      return false;
+    size_t codes = 0;
+    for (size_t i = 1; i <= 16; ++i)
+      codes += seg[q + i];
+    if (codes > 256)
+      return false;
+    q += 17 + codes;
+  }
+  return q == seg_len && seg_len > 0;
+}
+
+/// Notes a JFIF or Exif identifier at the start of an APP0/APP1 payload of which `avail` bytes
+/// are in the buffer (a segment cut by the buffer's end still names its container).
+void noteAppIdentifier(uint8_t m, const uint8_t *seg, size_t avail, JpegWalk &w) {
+  if (m == 0xE0 && avail >= 5 &&
+      (std::memcmp(seg, "JFIF\0", 5) == 0 || std::memcmp(seg, "JFXX\0", 5) == 0))
+    w.jfif = true;
+  else if (m == 0xE1 && avail >= 6 && std::memcmp(seg, "Exif\0\0", 6) == 0)
+    w.exif = true;
 }
 
 /// Walks marker segments from after SOI, skipping each by its length and scanning entropy-coded
@@ -121,26 +166,34 @@ JpegWalk walkJpeg(Bytes d) {
     const size_t len = read16be(d.data() + p + 2);
     if (len < 2)
       return finish(WalkEnd::Corrupt, p);
-    if (len > n - p - 2)
-      return finish(WalkEnd::Truncated, n);
     const uint8_t *seg = d.data() + p + 4;
+    if (len > n - p - 2) {
+      noteAppIdentifier(m, seg, n - p - 4, w);
+      return finish(WalkEnd::Truncated, n);
+    }
     const size_t seg_len = len - 2;
+    const bool before_scans = !w.sos;
     if (isSof(m)) {
       if (w.sof || !parseSof(m, seg, seg_len, w))
         return finish(WalkEnd::Corrupt, p);
+      w.sane_headers += before_scans;
     } else if (m == 0xDA) {
       const size_t ns = seg_len ? seg[0] : 0;
       if (!w.sof || ns < 1 || ns > 4 || seg_len != 1 + 2 * ns + 3)
         return finish(WalkEnd::Corrupt, p);
       w.sos = true;
       ++w.scans;
-    } else if (m == 0xE0 && seg_len >= 5 &&
-               (std::memcmp(seg, "JFIF\0", 5) == 0 || std::memcmp(seg, "JFXX\0", 5) == 0)) {
-      w.jfif = true;
-    } else if (m == 0xE1 && seg_len >= 6 && std::memcmp(seg, "Exif\0\0", 6) == 0) {
-      w.exif = true;
+    } else if (m == 0xE0 || m == 0xE1) {
+      const bool known = w.jfif || w.exif;
+      noteAppIdentifier(m, seg, seg_len, w);
+      w.sane_headers += before_scans && (w.jfif || w.exif) && !known;
+    } else if (m == 0xDB) {
+      w.sane_headers += before_scans && saneDqt(seg, seg_len);
+    } else if (m == 0xC4) {
+      w.sane_headers += before_scans && saneDht(seg, seg_len);
     }
     p += 2 + len;
+    w.segments_end = p;
     if (m != 0xDA)
       continue;
     // Entropy-coded data: find the marker that ends it.
@@ -306,13 +359,17 @@ public:
   std::optional<SniffResult> validate(Bytes data) const override {
     if (!quickCheck(data.take_front(kHeadBytes)))
       return std::nullopt;
-    const JpegWalk w = walkJpeg(data);
-    if (!w.sof) {
-      // No frame header yet: only a file cut inside its JFIF/Exif header is still a JPEG.
-      if (w.end != WalkEnd::Truncated || !(w.jfif || w.exif))
+    JpegWalk w = walkJpeg(data);
+    if (!w.sos) {
+      // Headers only (the first bytes of an image, copied into a buffer of their own): a JPEG when
+      // they check out. Cut by the buffer's end: a JFIF/Exif identifier or one sane segment is
+      // enough. Followed by bytes that are not a marker: the headers end there, which needs two
+      // sane segments (magic and one segment, then junk, is not a JPEG).
+      const bool cut = w.end == WalkEnd::Truncated && (w.jfif || w.exif || w.sane_headers >= 1);
+      const bool followed = w.end == WalkEnd::Corrupt && w.sane_headers >= kMinHeadersBeforeJunk;
+      if (!cut && !followed)
         return std::nullopt;
-    } else if (w.end == WalkEnd::Corrupt && !w.sos) {
-      return std::nullopt; // frame header, then garbage: magic followed by junk
+      w.end = WalkEnd::Truncated;
     }
 
     WalkEnd status = w.end;
@@ -350,6 +407,12 @@ public:
     }
 
     SniffResult r = makeResult(ContentKind::Jpeg, w.length, w.end != WalkEnd::Complete);
+    r.structure_length = std::min(w.segments_end, w.length);
+    if (!w.sos) { // what headers alone give: the container (and the frame header's facts below)
+      r.details.set("header_only", true);
+      if (w.jfif || w.exif)
+        r.details.set("container", std::string(w.exif ? "exif" : "jfif"));
+    }
     if (w.sof) {
       r.details.set("width", uint64_t(w.width));
       r.details.set("height", uint64_t(w.height));
@@ -374,6 +437,27 @@ public:
 };
 
 } // namespace
+
+bool isJpegEntropyCoded(Bytes data) {
+  constexpr size_t kWindow = 64 * 1024;
+  constexpr unsigned kMinStuffedBytes = 8;
+  const Bytes window = data.take_front(kWindow);
+  unsigned stuffed = 0;
+  for (size_t p = 0; p + 1 < window.size();) {
+    const void *hit = std::memchr(window.data() + p, 0xFF, window.size() - 1 - p);
+    if (!hit)
+      break;
+    const size_t i = static_cast<size_t>(static_cast<const uint8_t *>(hit) - window.data());
+    const uint8_t next = window[i + 1];
+    if (next == 0xD9)
+      break; // EOI: the image ends here
+    if (next != 0x00 && next != 0xFF && (next < 0xD0 || next > 0xD7))
+      return false;
+    stuffed += next == 0x00;
+    p = i + 1;
+  }
+  return stuffed >= kMinStuffedBytes;
+}
 
 std::unique_ptr<Sniffer> makeJpegSniffer() {
   return std::make_unique<JpegSniffer>();

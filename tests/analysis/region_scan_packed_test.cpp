@@ -1,10 +1,12 @@
 // The region scan over packed memory that no walker understands (a Windows heap: one block right
 // after another, each behind a small header): an extent the format does not give ends at the next
-// hit more than 64 KiB in, so every buffer is found at its own address; content closer than that
-// (a thumbnail inside a photo's first segments) stays part of the hit it lies in.
+// hit, so every buffer is found at its own address; content inside what the format's structure
+// accounts for (a thumbnail inside a photo's APP1 segment, a frame header inside a chunk's
+// declared data) stays part of the hit it lies in.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
+#include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -74,7 +76,7 @@ TEST_CASE("region scan: packed blocks are found one by one, each up to the next"
   }
 }
 
-TEST_CASE("region scan: a hit within 64 KiB of an estimated one is part of it") {
+TEST_CASE("region scan: a hit inside an estimated hit's declared structure is part of it") {
   // A frame whose data holds, 1,000 bytes in, another frame's header: not a buffer of its own.
   std::string outer = awsFrame(100000, 'a');
   const std::string inner = awsFrame(70000, 'b').substr(0, 200);
@@ -85,4 +87,32 @@ TEST_CASE("region scan: a hit within 64 KiB of an estimated one is part of it") 
   REQUIRE(analysis.buffers.size() == 1);
   CHECK(analysis.buffers[0].allocation.address == 0x20000000);
   CHECK(analysis.buffers[0].allocation.size == outer.size());
+}
+
+TEST_CASE("region scan: content right after a cut photo's headers is a buffer of its own") {
+  // The first half of a photo made by cjpeg (its estimate would run on through the next block),
+  // a 16-byte block header, a whole PNG, then zeros: two buffers, the JPEG ending at the PNG.
+  const std::vector<uint8_t> jpeg =
+      test::readFileBytes(test::sourceDir() + "/fixtures/content/photo_baseline.jpg");
+  const std::vector<uint8_t> png =
+      test::readFileBytes(test::sourceDir() + "/fixtures/content/image.png");
+  const std::string half(jpeg.begin(), jpeg.begin() + static_cast<ptrdiff_t>(jpeg.size() / 2));
+  const std::string block_header(16, '\x07');
+  const std::string bytes =
+      half + block_header + std::string(png.begin(), png.end()) + std::string(4096, '\0');
+  constexpr uint64_t kBase = 0x30000000;
+  OneRegion region(kBase, bytes);
+  AddressSpace memory(region.snapshot);
+  AnalyzeOptions options;
+  options.min_size = 1024;
+  Analysis analysis = analyze(memory, options);
+  REQUIRE(analysis.buffers.size() == 2);
+  const Buffer &photo = analysis.buffers[0], &image = analysis.buffers[1];
+  CHECK(kindName(photo.content.kind) == "jpeg");
+  CHECK(photo.allocation.address == kBase);
+  CHECK(photo.estimated);
+  CHECK(photo.allocation.size == half.size() + block_header.size());
+  CHECK(kindName(image.content.kind) == "png");
+  CHECK(image.allocation.address == kBase + half.size() + block_header.size());
+  CHECK(image.allocation.size == png.size());
 }

@@ -372,3 +372,20 @@ TEST_CASE("elf core: pyelftools i386 kernel core") {
   CHECK(snap->process.name == "coredump");
   CHECK(snap->process.command_line == "./coredump foo bar 42");
 }
+
+TEST_CASE("ELF core: lldb's NetBSD core, threads from the per-LWP notes, name from procinfo") {
+  // lldb's test core of a 2-LWP process killed by SIGSEGV (../shared/dumps/README.md); readelf -n
+  // shows the procinfo note (pid 665, "2lwp_process_SIG", 2 LWPs) and the PT_GETREGS notes of
+  // NetBSD-CORE@2 and NetBSD-CORE@1, whose rsp (register 24) is read here as readelf prints it.
+  auto snap = mustOpen(test::sharedDumpsDir() + "/lldb_netbsd-2lwp-process-sigsegv.amd64.core");
+  CHECK(snap->system.os == "netbsd");
+  CHECK(snap->system.arch == "x86_64");
+  CHECK(snap->process.pid == 665u);
+  CHECK(snap->process.name == "2lwp_process_SIG");
+  REQUIRE(snap->threads.size() == 2);
+  CHECK(snap->threads[0].tid == 2);
+  CHECK(snap->threads[0].stack_pointer == 0x7f7ff7704f90);
+  CHECK(snap->threads[1].tid == 1);
+  CHECK(snap->threads[1].stack_pointer == 0x7f7fffffe038);
+  CHECK(snap->diagnostics.empty());
+}

@@ -637,6 +637,16 @@ TEST_CASE("minidump: a Linux MemoryInfoList takes classes and files from matchin
 TEST_CASE("minidump: broken headers and directories give one-line errors") {
   CHECK(errorOf({}) == "empty file");
   CHECK(errorOf({'M', 'Z', 0x90, 0}) == "not a core dump or minidump (unrecognised magic)");
+  // A Breakpad microdump as Android's logcat holds it (the line layout of Breakpad's
+  // microdump_writer: "O" for the OS line, "S" for stack lines), after another log line.
+  const std::string microdump = "I/ActivityManager( 512): Start proc\n"
+                                "W/google-breakpad( 3745): -----BEGIN BREAKPAD MICRODUMP-----\n"
+                                "W/google-breakpad( 3745): O A arm 04 armv7l 3.4.0\n"
+                                "W/google-breakpad( 3745): S 0 BEF9AA48 BEF9A000 00001000\n"
+                                "W/google-breakpad( 3745): -----END BREAKPAD MICRODUMP-----\n";
+  CHECK(errorOf(std::vector<uint8_t>(microdump.begin(), microdump.end())) ==
+        "a Breakpad microdump (text from a log), which dumpsift does not read: it reads ELF core "
+        "dumps and minidumps");
   CHECK(errorOf({'M', 'D', 'M', 'P', 0x93, 0xa7}) == "truncated minidump header (6 of 32 bytes)");
 
   std::vector<uint8_t> good = windowsDump();

@@ -49,6 +49,17 @@ inline StoryGroups checkPlantedBuffers(const Analysis &analysis,
       REQUIRE(complete != nullptr);
       CHECK(std::get<bool>(*complete) == false);
     }
+    if (m["name"] == "aws-final-chunk") { // written over a copy of the last 128 KiB frame
+      const DetailValue *stale = b.content.details.get("stale_bytes");
+      REQUIRE(stale != nullptr);
+      // The 86-byte final chunk, then the rest of the copied frame (which ends in CRLF), then
+      // whatever slack the allocator left behind it.
+      CHECK(std::get<uint64_t>(*stale) >= m["requested"].get<uint64_t>() - 86);
+      CHECK(std::get<uint64_t>(*stale) <= usable - 86);
+      const DetailValue *stale_kind = b.content.details.get("stale_kind");
+      REQUIRE(stale_kind != nullptr);
+      CHECK(std::get<std::string>(*stale_kind) == "jpeg"); // the middle of an image
+    }
     ++groups[{usable, kind}];
   }
   return groups;

@@ -110,7 +110,7 @@ struct Module {
 
 struct SystemInfo {
   std::string os;   // "linux", "windows", "macos", "unknown"
-  std::string arch; // "x86_64", "aarch64", "x86", "arm", or "machine-<n>"
+  std::string arch; // "x86_64", "aarch64", "x86", "arm", "ppc64", "s390x", ... or "machine-<n>"
   unsigned pointer_size = 8;
   bool little_endian = true;
 };

@@ -46,6 +46,11 @@ struct SniffResult {
   uint64_t offset = 0; // where the content starts inside the buffer
   uint64_t length = 0; // content length from `offset` (the format's own extent where known)
   bool length_estimated = false;
+  /// Bytes from `offset` that the format's own structure accounts for (segments skipped by their
+  /// declared lengths, chunks whose declared size lands where the format says), even where
+  /// `length` is an estimate: content found inside them belongs to this content (a thumbnail in a
+  /// JPEG's APP1 segment), content found after them is content of its own. 0: none vouched for.
+  uint64_t structure_length = 0;
   Details details;
 };
 
