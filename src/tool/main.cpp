@@ -33,8 +33,16 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitError;
+    if (e.get_exit_code() == 0) // --help, --version
+      return app.exit(e) == 0 ? kExitOk : kExitError;
+    // A usage error, in the one error format: the command it is about, and what is wrong.
+    std::string command = "dumpsift";
+    for (const CLI::App *sub = &app; !sub->get_subcommands().empty();
+         sub = sub->get_subcommands().front())
+      command += " " + sub->get_subcommands().front()->get_name();
+    llvm::errs() << "dumpsift: error: '" << command << "': " << e.what() << " (see '" << command
+                 << " --help')\n";
+    return kExitError;
   }
 
   llvm::Expected<int> result = runner();
