@@ -4,6 +4,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace dumpsift::tool {
@@ -30,6 +31,18 @@ int main(int argc, char **argv) {
   addDiffCommand(app, runner);
   addCheckCommand(app, runner);
 
+  // CLI11 takes an unknown command for a stray argument ("A subcommand is required"): name it.
+  const CLI::App &defined = app;
+  const std::vector<const CLI::App *> commands = defined.get_subcommands({});
+  auto named = [&](const CLI::App *sub) { return sub->check_name(argv[1]); };
+  if (argc > 1 && argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), named)) {
+    std::string known;
+    for (const CLI::App *sub : commands)
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    llvm::errs() << "dumpsift: error: 'dumpsift': unknown command '" << argv[1]
+                 << "' (known: " << known << ") (see 'dumpsift --help')\n";
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
