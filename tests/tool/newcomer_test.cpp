@@ -130,7 +130,7 @@ TEST_CASE("a core cut in half: analyze says where, check and diff fail unless to
   }
 }
 
-TEST_CASE("--walker: an unknown name is an error listing the known ones, on every command") {
+TEST_CASE("walker names: an unknown one is an error listing the known ones, on every command") {
   const std::string core = unpackedFixture("cores/story.core.xz");
   for (const std::string &command :
        {"analyze '" + core + "'", "heap '" + core + "'", "diff '" + core + "' '" + core + "'",
