@@ -97,6 +97,8 @@ llvm::StringRef groupStatusName(GroupStatus status) {
 
 ReportDiff diffReports(const ReportFigures &before, const ReportFigures &after) {
   ReportDiff diff;
+  diff.before_truncated = before.truncated;
+  diff.after_truncated = after.truncated;
   diff.buffers = Change{before.buffers.count, after.buffers.count};
   diff.buffer_bytes = Change{before.buffers.bytes, after.buffers.bytes};
 
@@ -202,6 +204,21 @@ ReportDiff diffReports(const ReportFigures &before, const ReportFigures &after) 
 
 std::vector<Regression> findRegressions(const ReportDiff &diff, const DiffLimits &limits) {
   std::vector<Regression> out;
+  for (auto [side, truncated] :
+       {std::pair{"base", &diff.before_truncated}, std::pair{"new", &diff.after_truncated}}) {
+    if (!*truncated || limits.allow_truncated)
+      continue;
+    const ReportFigures::Truncation &t = **truncated;
+    Regression r;
+    r.subject = std::string(side) + " dump truncated";
+    r.limit = "--allow-truncated";
+    r.measured = static_cast<double>(t.missing_bytes);
+    r.message = r.subject + ": the file ends at byte " + groupedDigits(t.file_size) + " of " +
+                groupedDigits(t.expected_size) + "; " + groupedDigits(t.missing_bytes) +
+                " bytes of memory from " + t.first_missing_address +
+                " on are missing (--allow-truncated accepts it)";
+    out.push_back(std::move(r));
+  }
   // One figure against the growth limits (percent, then bytes).
   auto growth = [&](const std::string &subject, const Change &bytes) {
     if (bytes.after <= bytes.before)

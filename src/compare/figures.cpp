@@ -82,9 +82,32 @@ llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
     for (const auto &[key, value] : it->items())
       fig.options->emplace_back(key, value.dump());
   }
-  if (auto it = report.find("dump"); it != report.end() && it->is_object())
+  if (auto it = report.find("dump"); it != report.end() && it->is_object()) {
     if (auto p = it->find("path"); p != it->end() && p->is_string())
       fig.dump_path = p->get<std::string>();
+    if (it->contains("truncated")) {
+      auto truncated = typedField(*it, "/dump", "truncated", Json::value_t::object);
+      if (!truncated)
+        return truncated.takeError();
+      const std::string where = "/dump/truncated";
+      auto file_size = countField(**truncated, where, "file_size");
+      if (!file_size)
+        return file_size.takeError();
+      auto expected_size = countField(**truncated, where, "expected_size");
+      if (!expected_size)
+        return expected_size.takeError();
+      auto first_missing = stringField(**truncated, where, "first_missing_address", true);
+      if (!first_missing)
+        return first_missing.takeError();
+      auto missing_bytes = countField(**truncated, where, "missing_bytes");
+      if (!missing_bytes)
+        return missing_bytes.takeError();
+      fig.truncated =
+          ReportFigures::Truncation{*file_size, *expected_size, *first_missing, *missing_bytes};
+    }
+  }
+  if (auto it = report.find("diagnostics"); it != report.end() && it->is_array())
+    fig.warnings = it->size();
 
   // summary: totals and bytes per kind.
   auto summary = typedField(report, "", "summary", Json::value_t::object);

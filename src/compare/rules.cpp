@@ -6,6 +6,7 @@
 #include "dumpsift/support/sizes.h"
 #include "json_text.h"
 
+#include <algorithm>
 #include <map>
 
 namespace dumpsift {
@@ -15,12 +16,13 @@ using namespace detail;
 namespace {
 
 // The fields a rule may have, in the order docs/ci.md lists them.
-const char *const kRuleFields[] = {"name",        "description", "kind",      "size",
-                                   "min_size",    "max_size",    "state",     "finding",
-                                   "all_buffers", "max_bytes",   "max_count", "must_not_exist"};
+const char *const kRuleFields[] = {"name",        "description",   "kind",           "size",
+                                   "min_size",    "max_size",      "state",          "finding",
+                                   "all_buffers", "warnings",      "dump_truncated", "max_bytes",
+                                   "max_count",   "must_not_exist"};
 
 // The fields of the top-level object.
-const char *const kTopFields[] = {"version", "description", "rules"};
+const char *const kTopFields[] = {"version", "description", "allow_truncated_dump", "rules"};
 
 // "a, b, c" from a list of names.
 template <typename Range> std::string joined(const Range &names) {
@@ -59,6 +61,11 @@ public:
       if (!d->is_string())
         return error("/description", "expected a string, got " + jsonTypeWords(*d));
       set.description = d->get<std::string>();
+    }
+    if (auto a = root.find("allow_truncated_dump"); a != root.end()) {
+      if (!a->is_boolean())
+        return error("/allow_truncated_dump", "expected true or false, got " + jsonTypeWords(*a));
+      set.allow_truncated_dump = a->get<bool>();
     }
     auto rules = root.find("rules");
     if (rules == root.end())
@@ -225,6 +232,13 @@ private:
         return e;
       rule.all_buffers = true;
     }
+    for (auto [key, flag] :
+         {std::pair{"warnings", &rule.warnings}, std::pair{"dump_truncated", &rule.dump_truncated}})
+      if (auto w = j.find(key); w != j.end()) {
+        if (llvm::Error e = onlyTrue(*w, at(key)))
+          return e;
+        *flag = true;
+      }
     const char *selector = nullptr; // the first buffer selector given
     for (const char *key : {"kind", "size", "min_size", "max_size", "state"})
       if (!selector && j.contains(key))
@@ -237,12 +251,27 @@ private:
       return error(at("all_buffers"), std::string("all_buffers measures every buffer: remove \"") +
                                           (selector ? selector : "finding") +
                                           "\" or make it two rules");
-    if (!selector && !rule.finding && !rule.all_buffers)
+    const char *whole_report = nullptr; // a measure of the report, not of buffers or findings
+    for (const char *key : {"warnings", "dump_truncated"})
+      if (j.contains(key)) {
+        if (whole_report || selector || rule.finding || rule.all_buffers)
+          return error(at(key), std::string(key) + " measures the report itself: remove \"" +
+                                    (whole_report   ? whole_report
+                                     : selector     ? selector
+                                     : rule.finding ? "finding"
+                                                    : "all_buffers") +
+                                    "\" or make it two rules");
+        whole_report = key;
+      }
+    if (!selector && !rule.finding && !rule.all_buffers && !whole_report)
       return error(pointer, "does not say what to measure: give kind, size, min_size, max_size "
-                            "or state (buffers), finding (a finding type), or all_buffers");
+                            "or state (buffers), finding (a finding type), all_buffers, "
+                            "warnings, or dump_truncated");
 
     // The limits.
     if (auto m = j.find("max_bytes"); m != j.end()) {
+      if (rule.warnings)
+        return error(at("max_bytes"), "warnings have a count only: use max_count");
       auto n = size(*m, at("max_bytes"));
       if (!n)
         return n.takeError();
@@ -282,6 +311,10 @@ Tally measure(const ReportFigures &report, const Rule &rule) {
   if (rule.all_buffers)
     return report.buffers;
   Tally t;
+  if (rule.warnings)
+    return Tally{report.warnings, 0};
+  if (rule.dump_truncated)
+    return report.truncated ? Tally{1, report.truncated->missing_bytes} : t;
   if (rule.finding) {
     for (const auto &f : report.findings)
       if (f.type == *rule.finding) {
@@ -323,6 +356,10 @@ std::string bytesText(uint64_t n) {
 
 // "buffers" or "findings" (singular for one).
 std::string things(const Rule &rule, uint64_t n) {
+  if (rule.warnings)
+    return n == 1 ? "warning" : "warnings";
+  if (rule.dump_truncated)
+    return "truncation";
   if (rule.finding)
     return n == 1 ? "finding" : "findings";
   return n == 1 ? "buffer" : "buffers";
@@ -332,6 +369,9 @@ std::string things(const Rule &rule, uint64_t n) {
 std::string resultMessage(const Rule &rule, const Tally &t, bool &passed) {
   if (rule.must_not_exist) {
     passed = t.count == 0;
+    if (rule.dump_truncated)
+      return passed ? "the dump is complete"
+                    : "the dump is truncated: " + bytesText(t.bytes) + " of memory missing";
     if (passed)
       return "none found (must not exist)";
     return "found " + groupedDigits(t.count) + " " + things(rule, t.count) + ", " +
@@ -357,11 +397,28 @@ std::string resultMessage(const Rule &rule, const Tally &t, bool &passed) {
   return out;
 }
 
+// The rule a truncated dump fails when the rules file says nothing about truncation.
+const Rule &dumpCompleteRule() {
+  static const Rule rule = [] {
+    Rule r;
+    r.name = "dump-complete";
+    r.description = "built in: the dump holds all the data its headers describe";
+    r.dump_truncated = true;
+    r.must_not_exist = true;
+    return r;
+  }();
+  return rule;
+}
+
 } // namespace
 
 std::string Rule::subject() const {
   if (all_buffers)
     return "all buffers";
+  if (warnings)
+    return "warnings";
+  if (dump_truncated)
+    return "dump truncated";
   if (finding)
     return "finding " + *finding;
   std::vector<std::string> parts;
@@ -394,6 +451,20 @@ std::vector<RuleResult> checkRules(const ReportFigures &report, const RuleSet &r
     r.rule = &rule;
     r.measured = measure(report, rule);
     r.message = resultMessage(rule, r.measured, r.passed);
+    results.push_back(std::move(r));
+  }
+  if (report.truncated && !rules.allow_truncated_dump &&
+      std::none_of(rules.rules.begin(), rules.rules.end(),
+                   [](const Rule &rule) { return rule.dump_truncated; })) {
+    const ReportFigures::Truncation &t = *report.truncated;
+    RuleResult r;
+    r.rule = &dumpCompleteRule();
+    r.measured = Tally{1, t.missing_bytes};
+    r.passed = false;
+    r.message = "the dump is truncated: the file ends at byte " + groupedDigits(t.file_size) +
+                " of " + groupedDigits(t.expected_size) + "; " + bytesText(t.missing_bytes) +
+                " of memory from " + t.first_missing_address +
+                " on is missing (\"allow_truncated_dump\": true in the rules file accepts it)";
     results.push_back(std::move(r));
   }
   return results;

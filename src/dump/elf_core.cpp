@@ -309,6 +309,8 @@ private:
       s.captured = filesz;
       if (filesz > 0 && !fits(file_.size(), s.offset, filesz)) {
         s.captured = s.offset < file_.size() ? file_.size() - s.offset : 0;
+        noteTruncation(s.offset + std::min(filesz, UINT64_MAX - s.offset), s.vaddr + s.captured,
+                       filesz - s.captured);
         segment_warnings_.warn(where, "file range [0x" + llvm::utohexstr(s.offset) + ", +0x" +
                                           llvm::utohexstr(filesz) +
                                           ") runs past the end of the file; " +
@@ -342,6 +344,18 @@ private:
       if (s.captured > 0)
         snap_.memory.push_back({s.vaddr, file_.slice(s.offset, s.captured)});
     }
+  }
+
+  /// Records that the file lacks `missing` bytes of a segment whose data should end at file offset
+  /// `expected_end`; `first_missing` is the first address they belong to.
+  void noteTruncation(uint64_t expected_end, uint64_t first_missing, uint64_t missing) {
+    if (!snap_.truncation)
+      snap_.truncation = Truncation{file_.size(), file_.size(), first_missing, 0};
+    Truncation &t = *snap_.truncation;
+    t.expected_size = std::max(t.expected_size, expected_end);
+    t.first_missing_address = std::min(t.first_missing_address, first_missing);
+    t.missing_bytes =
+        missing > UINT64_MAX - t.missing_bytes ? UINT64_MAX : t.missing_bytes + missing;
   }
 
   /// Walks every PT_NOTE segment; damaged segments and notes become warnings.

@@ -17,12 +17,13 @@ bool detailFalse(const Details &d, llvm::StringRef key) {
 
 // "12 truncated", "payload jpeg": what the members of one kind have in common.
 std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, ContentKind kind) {
-  uint64_t truncated = 0, final_chunk = 0;
+  uint64_t truncated = 0, final_chunk = 0, members = 0;
   std::map<std::string, uint64_t> payloads;
   for (size_t i : group.members) {
     const Buffer &b = analysis.buffers[i];
     if (b.content.kind != kind)
       continue;
+    ++members;
     const Details &d = b.content.details;
     // "truncated" (the buffer ends inside the content) decides where a kind reports it: an
     // aws-chunked buffer holding one whole chunk is not complete (no final chunk) but not cut.
@@ -36,13 +37,22 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
   std::vector<std::string> parts;
   if (truncated)
     parts.push_back(std::to_string(truncated) + " truncated");
-  for (const auto &[payload, n] : payloads)
-    parts.push_back("payload " + payload + (payloads.size() > 1 ? " " + std::to_string(n) : ""));
+  if (!payloads.empty()) {
+    uint64_t with_payload = 0;
+    std::string list;
+    for (const auto &[payload, n] : payloads) {
+      list += (list.empty() ? "payload " : ", ") + payload + " " + std::to_string(n);
+      with_payload += n;
+    }
+    if (with_payload < members)
+      list += ", none " + std::to_string(members - with_payload);
+    parts.push_back(list);
+  }
   if (final_chunk)
     parts.push_back(std::to_string(final_chunk) + " with final chunk");
   std::string out;
   for (const std::string &p : parts)
-    out += (out.empty() ? "" : ", ") + p;
+    out += (out.empty() ? "" : "; ") + p;
   return out;
 }
 

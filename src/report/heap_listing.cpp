@@ -59,17 +59,21 @@ void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
     out << "\n  used " << h.stats.used_count << " (" << humanBytes(h.stats.used_bytes) << "), free "
         << h.stats.free_count << " (" << humanBytes(h.stats.free_bytes) << "), unknown "
         << h.stats.unknown_count << " (" << humanBytes(h.stats.unknown_bytes) << ")\n";
-    for (const HeapArea &a : h.areas)
+    for (const HeapArea &a : h.areas) {
       out << "  " << a.kind << " " << hexAddress(a.start) << "-" << hexAddress(a.start + a.size)
-          << " (" << humanBytes(a.size) << ") arena " << hexAddress(a.arena) << "\n";
+          << " (" << humanBytes(a.size) << ")";
+      if (a.arena) // mmapped chunks and other areas outside any arena have none
+        out << " arena " << hexAddress(a.arena);
+      out << "\n";
+    }
   }
   for (const std::vector<Diagnostic> &warnings :
        {snapshot.diagnostics.warnings(), listing.diagnostics.warnings()})
     for (const Diagnostic &d : warnings)
       out << "warning: " << d.where << ": " << d.message << "\n";
   out << "\n"
-      << listing.allocations.size() << " allocations of at least " << listing.min_size
-      << " bytes\n";
+      << listing.allocations.size() << " allocation" << (listing.allocations.size() == 1 ? "" : "s")
+      << " of at least " << listing.min_size << " bytes\n";
   // The column heads, as wide as the rows' columns.
   out << llvm::left_justify("address", 18) << ' ' << llvm::right_justify("size", 12) << ' '
       << llvm::left_justify("state", 7) << ' ' << llvm::left_justify("mmapped", 7) << ' '
@@ -84,7 +88,10 @@ void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
     out << ' ' << llvm::format_decimal(a.size, 12) << ' '
         << llvm::left_justify(stateName(a.state), 7) << ' '
         << llvm::left_justify(a.mmapped ? "yes" : "no", 7) << ' ';
-    hexColumn(a.arena);
+    if (a.arena)
+      hexColumn(a.arena);
+    else
+      out << llvm::left_justify("-", 18); // an mmapped chunk belongs to no arena
     out << ' ' << listing.heaps[a.heap].walker << '\n';
   }
 }

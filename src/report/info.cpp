@@ -64,6 +64,11 @@ Json detail::dumpSummaryJson(const Snapshot &snapshot) {
   j["region_count"] = snapshot.regions.size();
   j["thread_count"] = snapshot.threads.size();
   j["module_count"] = snapshot.modules.size();
+  if (const std::optional<Truncation> &t = snapshot.truncation)
+    j["truncated"] = Json{{"file_size", t->file_size},
+                          {"expected_size", t->expected_size},
+                          {"first_missing_address", hexAddress(t->first_missing_address)},
+                          {"missing_bytes", t->missing_bytes}};
   return j;
 }
 

@@ -88,6 +88,14 @@ std::string printableString(Bytes data, size_t max) {
   return out;
 }
 
+size_t textEnd(Bytes data, size_t from) {
+  if (from >= data.size())
+    return data.size();
+  const size_t to = std::min(data.size(), from + std::min(kTextEndScan, data.size() - from));
+  const void *nul = std::memchr(data.data() + from, 0, to - from);
+  return nul ? static_cast<size_t>(static_cast<const uint8_t *>(nul) - data.data()) : data.size();
+}
+
 SniffResult makeResult(ContentKind kind, uint64_t length, bool estimated) {
   SniffResult result;
   result.kind = kind;

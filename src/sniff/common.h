@@ -63,6 +63,13 @@ std::string printableString(Bytes data, size_t max = 128);
 /// A result of `kind` covering `length` bytes from offset 0 (estimated when `estimated`).
 SniffResult makeResult(ContentKind kind, uint64_t length, bool estimated = false);
 
+/// How far past a text scan's limit the end of the text (its first NUL) is looked for.
+inline constexpr size_t kTextEndScan = 1u << 20;
+
+/// Where text that runs on from `from` ends: its first NUL byte within kTextEndScan bytes, else
+/// the end of `data`. Text never holds a NUL; the bytes after it are the buffer's slack.
+size_t textEnd(Bytes data, size_t from);
+
 // The sniffer factories, one per signature kind of kinds.def, each defined in its sniffer's file.
 #define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
   std::unique_ptr<Sniffer> factory();

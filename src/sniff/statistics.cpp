@@ -15,7 +15,6 @@ namespace {
 /// Text is validated over at most this many bytes; past that, its end is the first NUL within
 /// kTextEndScan (else the buffer end, estimated).
 constexpr size_t kTextScan = 8u << 10;
-constexpr size_t kTextEndScan = 1u << 20;
 /// Buffers up to this size are checked for "all zero" completely; larger ones on a sample.
 constexpr size_t kZeroFullCheck = 16u << 20;
 constexpr size_t kZeroSampleWindow = 64u << 10;
@@ -177,11 +176,7 @@ std::optional<SniffResult> classifyText(Bytes d) {
   uint64_t length = run.length;
   bool estimated = false;
   if (run.stop == Stop::Limit) {
-    const size_t from = start + run.length;
-    const size_t to = std::min(d.size(), from + kTextEndScan);
-    const void *nul = std::memchr(d.data() + from, 0, to - from);
-    length = (nul ? static_cast<size_t>(static_cast<const uint8_t *>(nul) - d.data()) : d.size()) -
-             start;
+    length = textEnd(d, start + run.length) - start;
     estimated = true;
   }
   SniffResult r = makeResult(ContentKind::Text, length, estimated);

@@ -482,7 +482,8 @@ public:
         return std::nullopt;
       break;
     }
-    const uint64_t length = s.end == ScanEnd::Limit ? d.size() : s.pos;
+    // Past the scan limit the value is not validated; it ends where the text does.
+    const uint64_t length = s.end == ScanEnd::Limit ? textEnd(d, s.pos) : s.pos;
     SniffResult r = makeResult(ContentKind::Json, length, s.end != ScanEnd::Closed);
     r.details.set("top_level", std::string(d[first] == '{' ? "object" : "array"));
     r.details.set("complete", s.end == ScanEnd::Closed);
@@ -737,7 +738,8 @@ public:
         return std::nullopt;
       break;
     }
-    const uint64_t length = s.end == ScanEnd::Limit ? d.size() : s.pos;
+    // Past the scan limit the value is not validated; it ends where the text does.
+    const uint64_t length = s.end == ScanEnd::Limit ? textEnd(d, s.pos) : s.pos;
     SniffResult r = makeResult(ContentKind::Xml, length, s.end != ScanEnd::Closed);
     r.details.set("declaration", s.declaration);
     if (s.root_len)

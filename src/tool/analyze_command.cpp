@@ -106,6 +106,8 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
           }))
         return llvm::createFileError(args.report, std::move(e));
     progress.finish();
+    if (!args.report.empty() && !args.quiet)
+      llvm::errs() << "dumpsift: wrote the report to " << args.report << "\n";
     if (args.json) {
       writeReportJson(**snapshot, analysis, extracted, llvm::outs());
       llvm::outs().flush();
@@ -126,11 +128,13 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   }
   progress.finish();
   if (!args.json)
-    writeSummaryText(**snapshot, analysis, TextOptions{args.top}, std::cout);
+    writeSummaryText(**snapshot, analysis, TextOptions{args.top == 0 ? SIZE_MAX : args.top},
+                     std::cout);
   if (!args.json && extraction) {
     llvm::SmallString<256> manifest(extraction->dir);
     llvm::sys::path::append(manifest, kManifestName);
-    std::cout << "\nExtracted " << extraction->files.size() << " files ("
+    std::cout << "\nExtracted " << extraction->files.size()
+              << (extraction->files.size() == 1 ? " file (" : " files (")
               << humanBytes(extraction->bytes_written) << ") into " << extraction->dir
               << ", listed in " << manifest.str().str();
     if (extraction->duplicates)
@@ -151,7 +155,8 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
   addAnalyzeOptions(*cmd, args->analysis, "Analysis");
   cmd->add_option("--exe", args->exe,
                   "The dumped program's executable, for its symbols (docs/cli.md)");
-  cmd->add_option("--top", args->top, "Rows in the group table")->capture_default_str();
+  cmd->add_option("--top", args->top, "Rows in the group table, and findings shown (0: all)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the JSON report on stdout instead of the summary");
   cmd->add_option("--report", args->report, "Write the JSON report to this file (atomically)");
   CLI::Option *html = cmd->add_option(

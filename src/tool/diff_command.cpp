@@ -30,6 +30,7 @@ struct DiffArgs {
   bool json = false;
   size_t top = 20;
   bool all = false;
+  bool allow_truncated = false;
 };
 
 // "--max-growth 10%" (percent) or "--max-growth 1M" (bytes); each form at most once.
@@ -77,6 +78,7 @@ llvm::Expected<int> runDiff(const DiffArgs &args, bool analyze_options_given) {
   DiffLimits limits;
   if (llvm::Error e = resolveLimits(args, limits))
     return e;
+  limits.allow_truncated = args.allow_truncated;
 
   bool before_dump = false, after_dump = false;
   auto before = loadFigures(args.before, *options, before_dump);
@@ -117,6 +119,8 @@ void addDiffCommand(CLI::App &app, Runner &runner) {
                   "many bytes (0: fail on any new group)");
   cmd->add_option("--max-new-findings", args->max_new_findings,
                   "Fail when NEW has more than this many findings that BASE has not");
+  cmd->add_flag("--allow-truncated", args->allow_truncated,
+                "Accept a truncated dump on either side (by default it is a regression)");
   cmd->add_flag("--json", args->json, "Print the diff as JSON");
   cmd->add_option("--top", args->top, "Rows of changed size groups in the text (0: all)")
       ->capture_default_str();

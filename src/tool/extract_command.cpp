@@ -42,10 +42,24 @@ llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &i
     if (item.file.role == ExtractRole::Body && ++bodies == std::max(args.body, 1u))
       return &item;
   }
-  if (bodies)
-    return createError("--body " + std::to_string(args.body) + ": the amqp buffer at " + where +
-                       " holds " + std::to_string(bodies) + " message bodies");
-  return createError("the buffer at " + where + " holds " + kindName(buffer.content.kind).str() +
+  const ContentKind kind = buffer.content.kind;
+  const std::string kind_name = kindName(kind).str();
+  if (args.body != 0) {
+    const std::string option = "--body " + std::to_string(args.body) + ": ";
+    if (bodies)
+      return createError(option + "the amqp buffer at " + where + " holds " +
+                         std::to_string(bodies) + " message bod" + (bodies == 1 ? "y" : "ies"));
+    if (kind == ContentKind::Amqp)
+      return createError(option + "the amqp buffer at " + where +
+                         " holds no message body in the dump");
+    return createError(option + "the buffer at " + where + " holds " + kind_name +
+                       "; only amqp buffers have message bodies" +
+                       (kind == ContentKind::AwsChunked ? " (--payload decodes aws-chunked)" : ""));
+  }
+  if (kind == ContentKind::AwsChunked || kind == ContentKind::Amqp)
+    return createError("--payload: the " + kind_name + " buffer at " + where +
+                       " has none of its payload in the dump");
+  return createError("--payload: the buffer at " + where + " holds " + kind_name +
                      ", which has no payload to decode (aws-chunked and amqp do)");
 }
 
@@ -61,7 +75,7 @@ llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
   Diagnostics diags;
   llvm::Expected<Buffer> buffer = locateBuffer(memory, *address, diags);
   if (!buffer)
-    return buffer.takeError();
+    return llvm::createFileError(args.dump, buffer.takeError());
 
   const bool decode = args.payload || args.body != 0;
   std::vector<ExtractItem> items = extractItems(memory, *buffer, args.raw, decode);

@@ -4,6 +4,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace dumpsift::tool {
@@ -31,11 +32,31 @@ int main(int argc, char **argv) {
   addCheckCommand(app, runner);
   addHtmlCommand(app, runner);
 
+  // CLI11 takes an unknown command for a stray argument ("A subcommand is required"): name it.
+  const CLI::App &defined = app;
+  const std::vector<const CLI::App *> commands = defined.get_subcommands({});
+  auto named = [&](const CLI::App *sub) { return sub->check_name(argv[1]); };
+  if (argc > 1 && argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), named)) {
+    std::string known;
+    for (const CLI::App *sub : commands)
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    llvm::errs() << "dumpsift: error: 'dumpsift': unknown command '" << argv[1]
+                 << "' (known: " << known << ") (see 'dumpsift --help')\n";
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitError;
+    if (e.get_exit_code() == 0) // --help, --version
+      return app.exit(e) == 0 ? kExitOk : kExitError;
+    // A usage error, in the one error format: the command it is about, and what is wrong.
+    std::string command = "dumpsift";
+    for (const CLI::App *sub = &app; !sub->get_subcommands().empty();
+         sub = sub->get_subcommands().front())
+      command += " " + sub->get_subcommands().front()->get_name();
+    llvm::errs() << "dumpsift: error: '" << command << "': " << e.what() << " (see '" << command
+                 << " --help')\n";
+    return kExitError;
   }
 
   llvm::Expected<int> result = runner();

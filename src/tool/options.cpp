@@ -1,7 +1,10 @@
 #include "options.h"
 
+#include "dumpsift/heap/walker.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/sizes.h"
+
+#include <algorithm>
 
 namespace dumpsift::tool {
 
@@ -64,6 +67,16 @@ llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
     options.state = AllocState::Unknown;
   else if (args.state != "all")
     return createError("--state: '" + args.state + "' is not one of used, free, unknown, all");
+  for (const std::string &w : args.walkers) {
+    const auto &walkers = heapWalkers();
+    auto named = [&](const std::unique_ptr<HeapWalker> &known) { return known->name() == w; };
+    if (std::none_of(walkers.begin(), walkers.end(), named)) {
+      std::string names;
+      for (const auto &known : walkers)
+        names += (names.empty() ? "" : ", ") + known->name().str();
+      return createError("--walker: unknown walker '" + w + "' (known: " + names + ")");
+    }
+  }
   options.walkers = args.walkers;
   options.region_scan = !args.no_region_scan;
   options.threads = args.threads;

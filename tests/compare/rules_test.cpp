@@ -213,7 +213,8 @@ TEST_CASE("bad rule files: the top level") {
         "/rules (line 1): no rules: give at least one");
   CHECK(ruleError("{\"version\": 1, \"rules\": [{\"name\": \"a\", \"kind\": \"png\", "
                   "\"max_count\": 1}],\n \"rule\": []}") ==
-        "/rule (line 2): unknown field (known: version, description, rules)");
+        "/rule (line 2): unknown field (known: version, description, allow_truncated_dump, "
+        "rules)");
   CHECK(ruleError("{\"version\": 1, \"rules\": [3]}") ==
         "/rules/0 (line 1): expected a rule (an object), got a number");
 }
@@ -226,7 +227,8 @@ TEST_CASE("bad rule files: each field names its JSON pointer and line") {
   };
   CHECK(bad("     \"kind\": \"jpeg\", \"max_byte\": 5") ==
         "/rules/0/max_byte (line 5): unknown field (known: name, description, kind, size, "
-        "min_size, max_size, state, finding, all_buffers, max_bytes, max_count, must_not_exist)");
+        "min_size, max_size, state, finding, all_buffers, warnings, dump_truncated, max_bytes, "
+        "max_count, must_not_exist)");
   CHECK(bad("     \"kind\": \"jpg\", \"max_bytes\": 5")
             .rfind("/rules/0/kind (line 5): unknown kind 'jpg' (known: jpeg, png,", 0) == 0);
   CHECK(bad("     \"state\": \"busy\", \"max_bytes\": 5") ==
@@ -259,7 +261,7 @@ TEST_CASE("bad rule files: each field names its JSON pointer and line") {
         "/rules/0/all_buffers (line 5): only true is meaningful here; remove the field instead");
   CHECK(bad("     \"max_count\": 1") ==
         "/rules/0 (line 4): does not say what to measure: give kind, size, min_size, max_size or "
-        "state (buffers), finding (a finding type), or all_buffers");
+        "state (buffers), finding (a finding type), all_buffers, warnings, or dump_truncated");
   CHECK(bad("     \"kind\": \"jpeg\"") ==
         "/rules/0 (line 4): no limit: give max_bytes, max_count or must_not_exist");
   CHECK(bad("     \"kind\": \"jpeg\", \"max_bytes\": 1, \"must_not_exist\": true") ==

@@ -319,7 +319,7 @@ TEST_CASE(
   std::ostringstream text;
   writeSummaryText(*d->snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
-  CHECK(text.str().find("10 buffers of tcmalloc size class " + groupedDigits(frame) + " hold ") !=
+  CHECK(text.str().find("tcmalloc size class " + groupedDigits(frame) + "  used       10") !=
         std::string::npos);
   CHECK(text.str().find("tcmalloc size class " + groupedDigits(slice)) != std::string::npos);
   // The PNG (360,106 bytes) is a large allocation: whole pages, not a size class.

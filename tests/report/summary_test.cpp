@@ -24,6 +24,25 @@ std::string commas(uint64_t n) {
   return out;
 }
 
+/// The summary with each wrapped "notable:" item joined back into one line, after checking that
+/// no line of it is wider than 100 columns.
+std::string unwrapped(const std::string &summary) {
+  std::istringstream lines(summary);
+  std::string out;
+  bool in_notes = false;
+  for (std::string line; std::getline(lines, line);) {
+    in_notes |= line == "notable:";
+    if (in_notes)
+      CHECK(line.size() <= 100);
+    if (in_notes && line.rfind("    ", 0) == 0 && !out.empty())
+      out.back() = ' ', out += line.substr(4);
+    else
+      out += line;
+    out += '\n';
+  }
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("summary: the waste of a live process in plain words (waste fixture)") {
@@ -43,7 +62,7 @@ TEST_CASE("summary: the waste of a live process in plain words (waste fixture)")
 
   std::ostringstream text;
   writeSummaryText(*snap, analysis, TextOptions{}, text);
-  std::string summary = text.str();
+  std::string summary = unwrapped(text.str());
   INFO(summary);
   uint64_t copy = planted["copy"][0].usable;
   CHECK(summary.find("  - 3 buffers of " + commas(copy) +
@@ -66,7 +85,7 @@ TEST_CASE("summary: the waste of a live process in plain words (waste fixture)")
   REQUIRE(all.size() > 3);
   std::ostringstream top2;
   writeSummaryText(*snap, analysis, TextOptions{2}, top2);
-  const std::string short_summary = top2.str();
+  const std::string short_summary = unwrapped(top2.str());
   INFO(short_summary);
   CHECK(short_summary.find("  - " + all[0].explanation + "\n") != std::string::npos);
   CHECK(short_summary.find("  - " + all[1].explanation + "\n") != std::string::npos);

@@ -34,7 +34,7 @@ TEST_CASE("png: truncated file") {
   CHECK(u64(r, "width") == 200);
 }
 
-TEST_CASE("png: a damaged chunk header is corrupt; a damaged IHDR is not png") {
+TEST_CASE("png: a damaged chunk header is corrupt, a damaged IHDR is not png") {
   ByteVec png = contentFixture("image.png");
   // The chunk after IHDR starts at 8 + 25 = 33; damage its type.
   ByteVec damaged = png;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,11 @@ bool availableOrSkipped(bool available, const std::string &why) {
     FAIL("cannot run under CI: " << why);
   WARN("SKIPPED: " << why);
   return false;
+}
+
+void leftOutOfThisBuild(const std::string &why) {
+  std::cout << "DUMPSIFT_LEFT_OUT: " << why << std::endl;
+  WARN("left out of this build: " << why);
 }
 
 bool gcoreOrSkipped() {

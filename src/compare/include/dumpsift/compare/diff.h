@@ -60,6 +60,8 @@ struct ReportDiff {
   /// differ: addresses move between runs).
   std::vector<ReportFigures::FindingEntry> new_findings, gone_findings;
   std::vector<std::string> warnings; // e.g. the reports were made with different options
+  /// Each side's dump truncation, when its dump was cut short.
+  std::optional<ReportFigures::Truncation> before_truncated, after_truncated;
 };
 
 /// Compares two reports. Groups match on (size, state, kind); they are ordered by the size of
@@ -77,6 +79,8 @@ struct DiffLimits {
   std::optional<uint64_t> max_new_bytes;
   /// Findings new in `after`.
   std::optional<uint64_t> max_new_findings;
+  /// Without it a truncated dump on either side is a regression: its figures are not the process's.
+  bool allow_truncated = false;
 };
 
 /// One threshold exceeded.
@@ -88,8 +92,8 @@ struct Regression {
   std::string message; // one line: subject, measured value, limit
 };
 
-/// Every threshold of `limits` that `diff` exceeds, in a fixed order (total, kinds, groups, new
-/// groups, new findings).
+/// Every threshold of `limits` that `diff` exceeds, in a fixed order (a truncated dump, total,
+/// kinds, groups, new groups, new findings).
 std::vector<Regression> findRegressions(const ReportDiff &diff, const DiffLimits &limits);
 
 } // namespace dumpsift

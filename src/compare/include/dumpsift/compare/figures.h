@@ -45,6 +45,15 @@ struct ReportFigures {
   /// order; nullopt when the report has no options object.
   std::optional<std::vector<std::pair<std::string, std::string>>> options;
   std::string dump_path; // dump.path ("" when absent)
+  /// dump.truncated: the dump file ends before the data its headers describe.
+  struct Truncation {
+    uint64_t file_size = 0;
+    uint64_t expected_size = 0;
+    std::string first_missing_address;
+    uint64_t missing_bytes = 0;
+  };
+  std::optional<Truncation> truncated;
+  uint64_t warnings = 0; // entries of the report's diagnostics
 };
 
 /// Takes the figures out of a report's JSON text. A syntax error reads "line L, column C: WHY".

@@ -33,6 +33,8 @@ struct Rule {
   uint64_t max_size = UINT64_MAX;   // inclusive
   bool exact_size = false;          // written as "size": min_size == max_size
   std::optional<std::string> finding;
+  bool warnings = false;       // the report's diagnostics: count only
+  bool dump_truncated = false; // the dump's truncation: count 1 and the missing bytes, or 0
 
   // The limits: must_not_exist, or at least one of max_bytes / max_count.
   std::optional<uint64_t> max_bytes;
@@ -40,7 +42,7 @@ struct Rule {
   bool must_not_exist = false;
 
   /// What it measures, in words: "kind jpeg", "size 131,186", "sizes 100,000..200,000, state
-  /// used", "finding duplicates", "all buffers".
+  /// used", "finding duplicates", "all buffers", "warnings", "dump truncated".
   std::string subject() const;
 };
 
@@ -48,6 +50,9 @@ struct RuleSet {
   int version = kRulesVersion;
   std::string description;
   std::vector<Rule> rules; // file order
+  /// "allow_truncated_dump": true. Otherwise a truncated dump fails the built-in rule
+  /// `dump-complete` unless a rule of the file measures `dump_truncated` itself.
+  bool allow_truncated_dump = false;
 };
 
 /// Parses a rules file's text. Errors say where: "line L, column C: WHY" for JSON syntax, else
@@ -64,7 +69,9 @@ struct RuleResult {
   std::string message; // "bytes 2,162,432 (2.1 MiB) > max_bytes 1,310,720 (1.2 MiB)"
 };
 
-/// Measures every rule on `report`, in rule order. Never fails.
+/// Measures every rule on `report`, in rule order; then, when the report's dump is truncated and
+/// `rules` neither allows that nor has a rule about it, one failing result for the built-in rule
+/// `dump-complete`. Never fails.
 std::vector<RuleResult> checkRules(const ReportFigures &report, const RuleSet &rules);
 
 } // namespace dumpsift

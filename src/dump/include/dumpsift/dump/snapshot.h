@@ -121,6 +121,15 @@ struct ProcessInfo {
   std::string command_line;
 };
 
+/// A dump file shorter than its own headers say: the dump was cut short (a copy or a write that
+/// stopped early). Memory from `first_missing_address` on is lost, in part or whole.
+struct Truncation {
+  uint64_t file_size = 0;             // bytes the file holds
+  uint64_t expected_size = 0;         // bytes its headers place data in
+  uint64_t first_missing_address = 0; // the lowest address whose captured bytes are missing
+  uint64_t missing_bytes = 0;         // captured memory the headers promise and the file lacks
+};
+
 /// A parsed dump. Owns the mapped file; all `MemoryRange::bytes` point into it, so a Snapshot must
 /// outlive every view taken from it. Move-only.
 struct Snapshot {
@@ -138,6 +147,8 @@ struct Snapshot {
   std::vector<std::pair<uint64_t, uint64_t>> auxv;
   /// Damage found while reading; the snapshot is still usable.
   Diagnostics diagnostics;
+  /// Set when the file ends before the data its headers describe.
+  std::optional<Truncation> truncation;
   /// The executable's file on this machine when the user named one (`--exe`); walkers that read
   /// symbols use it instead of the path the dump names. Empty: use that path, if it exists.
   std::string executable_file;

@@ -21,7 +21,7 @@ void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
                      const Extraction *extracted, llvm::raw_ostream &out);
 
 struct TextOptions {
-  size_t top = 10; // rows of the group table, and findings under "notable:"
+  size_t top = 10; // rows of the group table, and findings under "notable:" (SIZE_MAX: all)
 };
 
 /// The summary: the dump in one line, the largest groups, and one line per notable thing.
