@@ -195,6 +195,14 @@ void markThreadStacks(Snapshot &snapshot) {
 
 } // namespace
 
+uint64_t cappedRangeCount(uint64_t count, const std::string &where, Diagnostics &diags) {
+  if (count <= kMaxRanges)
+    return count;
+  diags.warn(where, groupedDigits(count) + " entries; only the first " + groupedDigits(kMaxRanges) +
+                        " are read (the limit on memory ranges and regions per dump)");
+  return kMaxRanges;
+}
+
 void finalizeSnapshot(Snapshot &snapshot) {
   Diagnostics &diags = snapshot.diagnostics;
   // Names read from the dump may hold any bytes; the reports need valid UTF-8.

@@ -941,3 +941,24 @@ TEST_CASE("minidump: MemoryList ranges over the same file bytes count those byte
                    "one range only"));
   checkInvariants(*snap);
 }
+
+TEST_CASE("minidump: a Memory64List of more than 2^19 one-byte ranges reads the first 2^19") {
+  // Issue 24's 102 MB dump held 6 M such ranges and cost 1.18 GB; one past the limit shows the cut.
+  const uint64_t count = (uint64_t(1) << 19) + 1;
+  MdmpWriter w(1);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  ranges.reserve(count);
+  for (uint64_t i = 0; i < count; ++i)
+    ranges.push_back({0x10000000 + i * 0x1000, 1});
+  const uint64_t base = w.next() + 16 + 16 * count;
+  w.stream(Memory64ListType, memory64List(count, base, ranges));
+  w.blob(pattern(count, 0));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(hasWarning(*snap, "stream Memory64List (0x00000009)",
+                   "524,289 entries; only the first 524,288 are read (the limit on memory ranges "
+                   "and regions per dump)"));
+  CHECK(snap->memory.size() == count - 1);
+  CHECK(snap->regions.size() == count - 1);
+  CHECK(snap->memory.back().start == 0x10000000 + (count - 2) * 0x1000);
+}
