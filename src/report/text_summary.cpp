@@ -1,6 +1,7 @@
 // The text summary of an analysis (report.h).
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 
 #include <array>
 #include <iomanip>
@@ -81,8 +82,10 @@ std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
   if (!g.members.empty()) {
     const Allocation &a = analysis.buffers[g.members.front()].allocation;
     if (a.managed)
-      label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
-               " len " + groupedDigits(a.managed->length);
+      label +=
+          " " +
+          (a.managed->type_name.empty() ? std::string("array") : printable(a.managed->type_name)) +
+          " len " + groupedDigits(a.managed->length);
   }
   return label;
 }
@@ -106,12 +109,12 @@ std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
 void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
                       std::ostream &out) {
   const ProcessInfo &p = snapshot.process;
-  out << snapshot.path << ": " << formatName(snapshot.format).str() << " " << snapshot.system.os
-      << "/" << snapshot.system.arch;
+  out << printable(snapshot.path) << ": " << formatName(snapshot.format).str() << " "
+      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch);
   if (p.pid)
     out << ", pid " << *p.pid;
   if (!p.name.empty())
-    out << " (" << p.name << ")";
+    out << " (" << printable(p.name) << ")";
   out << ", " << humanBytes(snapshot.capturedBytes()) << " captured\n";
 
   out << "heaps:";
@@ -190,7 +193,7 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   // Findings come largest first: the top ones, then one line for the rest (their bytes overlap,
   // so they are not added up).
   for (size_t i = 0; i < analysis.findings.size() && i < opts.top; ++i)
-    notes.push_back(analysis.findings[i].explanation);
+    notes.push_back(printable(analysis.findings[i].explanation));
   if (analysis.findings.size() > opts.top)
     notes.push_back("and " + groupedDigits(analysis.findings.size() - opts.top) +
                     " more findings in the JSON report (--report; --top N shows more here)");
