@@ -284,6 +284,10 @@ private:
       const Elf_Phdr &p = phdrs[i];
       if (p.p_type != llvm::ELF::PT_LOAD)
         continue;
+      if (segments.size() == kMaxRanges) {
+        cappedRangeCount(phdrs.size(), "program headers", snap_.diagnostics);
+        break;
+      }
       Segment s;
       s.index = i;
       s.vaddr = p.p_vaddr;

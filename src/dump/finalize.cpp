@@ -1,4 +1,5 @@
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "dumpsift/support/utf8.h"
 #include "readers.h"
 
@@ -24,6 +25,62 @@ void dropOverlaps(std::vector<T> &items, EndFn end, Diagnostics &diags, const ch
     kept.push_back(std::move(item));
   }
   items = std::move(kept);
+}
+
+/// Makes every file byte back at most one memory range: a hostile dump may point many PT_LOADs or
+/// minidump descriptors at the same bytes, so that "captured" memory exceeds the file by orders of
+/// magnitude and every later pass reads the same bytes again and again. Among ranges sharing file
+/// bytes the one whose bytes start first in the file keeps them (the lower address on a tie); the
+/// others lose the shared bytes (a shared front is cut off, a range left with nothing is dropped).
+/// One warning says how many ranges and bytes were aliases. `memory` is sorted by start and
+/// disjoint, and stays so. Work: one sort of the ranges.
+void dropFileAliases(std::vector<MemoryRange> &memory, Diagnostics &diags) {
+  std::vector<size_t> by_file(memory.size());
+  for (size_t i = 0; i < by_file.size(); ++i)
+    by_file[i] = i;
+  std::sort(by_file.begin(), by_file.end(), [&](size_t a, size_t b) {
+    const uint8_t *pa = memory[a].bytes.data(), *pb = memory[b].bytes.data();
+    return pa != pb ? std::less<const uint8_t *>()(pa, pb) : a < b;
+  });
+  const uint8_t *covered_end = nullptr;
+  size_t aliases = 0;
+  uint64_t aliased_bytes = 0, first_alias = 0, first_original = 0;
+  std::vector<bool> dropped(memory.size());
+  const MemoryRange *covering = nullptr;
+  for (size_t i : by_file) {
+    MemoryRange &m = memory[i];
+    const uint8_t *begin = m.bytes.data(), *end = begin + m.bytes.size();
+    if (covered_end && std::less<const uint8_t *>()(begin, covered_end)) {
+      const uint64_t shared = std::min(end, covered_end) - begin;
+      if (aliases++ == 0) {
+        first_alias = m.start;
+        first_original = covering->start + (begin - covering->bytes.data());
+      }
+      aliased_bytes += shared;
+      if (shared == m.bytes.size()) {
+        dropped[i] = true;
+        continue;
+      }
+      m.bytes = m.bytes.drop_front(shared);
+      m.start += shared;
+    }
+    if (!covered_end || std::less<const uint8_t *>()(covered_end, m.bytes.end())) {
+      covered_end = m.bytes.end();
+      covering = &m;
+    }
+  }
+  if (aliases == 0)
+    return;
+  size_t kept = 0;
+  for (size_t i = 0; i < memory.size(); ++i)
+    if (!dropped[i])
+      memory[kept++] = memory[i];
+  memory.resize(kept);
+  diags.warn("memory ranges", std::to_string(aliases) + " ranges (" + humanBytes(aliased_bytes) +
+                                  ") point at file bytes another range holds (the first: " +
+                                  hexAddress(first_alias) + " repeats the bytes of " +
+                                  hexAddress(first_original) +
+                                  "); each byte of the file is kept in one range only");
 }
 
 /// Auxiliary vector entries that point into the process's initial stack (the strings and random
@@ -138,6 +195,14 @@ void markThreadStacks(Snapshot &snapshot) {
 
 } // namespace
 
+uint64_t cappedRangeCount(uint64_t count, const std::string &where, Diagnostics &diags) {
+  if (count <= kMaxRanges)
+    return count;
+  diags.warn(where, groupedDigits(count) + " entries; only the first " + groupedDigits(kMaxRanges) +
+                        " are read (the limit on memory ranges and regions per dump)");
+  return kMaxRanges;
+}
+
 void finalizeSnapshot(Snapshot &snapshot) {
   Diagnostics &diags = snapshot.diagnostics;
   // Names read from the dump may hold any bytes; the reports need valid UTF-8.
@@ -162,6 +227,7 @@ void finalizeSnapshot(Snapshot &snapshot) {
       snapshot.regions, [](const Region &r) { return r.end(); }, diags, "region");
   dropOverlaps(
       snapshot.memory, [](const MemoryRange &m) { return m.end(); }, diags, "memory range");
+  dropFileAliases(snapshot.memory, diags);
 
   // Captured bytes that no region describes get a region of their own, so every captured byte
   // belongs to exactly one region.

@@ -1,6 +1,7 @@
 // Linux streams that Breakpad and Crashpad add to minidumps: /proc/PID/maps, status, cmdline and
 // auxv. See minidump_streams.h for the contracts.
 #include "minidump_streams.h"
+#include "readers.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -84,6 +85,10 @@ MapsParse parseLinuxMaps(const Stream &stream, Diagnostics &diags) {
     if (trimmed.empty())
       continue;
     ++out.lines;
+    if (out.entries.size() == kMaxRanges) {
+      cappedRangeCount(kMaxRanges + 1, streamWhere(stream.type), diags);
+      break;
+    }
     if (auto entry = parseMapsLine(trimmed)) {
       out.entries.push_back(std::move(*entry));
     } else {

@@ -4,6 +4,7 @@
 
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
+#include "readers.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/Minidump.h"
@@ -203,6 +204,7 @@ std::vector<MemoryRange> parseMemoryList(ArrayRef<uint8_t> file, const Stream &s
                                          Diagnostics &diags) {
   size_t count = 0;
   ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::MemoryDescriptor), diags, count);
+  count = cappedRangeCount(count, streamWhere(stream.type), diags);
   std::vector<MemoryRange> out;
   out.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -235,6 +237,7 @@ std::vector<MemoryRange> parseMemory64List(ArrayRef<uint8_t> file, const Stream 
                             num(bytes.size()) + " bytes");
     n = fits;
   }
+  n = cappedRangeCount(n, where, diags);
   out.reserve(static_cast<size_t>(n));
   uint64_t rva = base_rva;
   for (uint64_t i = 0; i < n; ++i) {
@@ -293,6 +296,7 @@ std::optional<std::vector<MemoryInfoEntry>> parseMemoryInfoList(const Stream &st
                             num(stream.bytes.size()) + " bytes");
     n = fits;
   }
+  n = cappedRangeCount(n, where, diags);
   std::vector<MemoryInfoEntry> out;
   out.reserve(static_cast<size_t>(n));
   for (uint64_t i = 0; i < n; ++i) {

@@ -3,6 +3,7 @@
 #include "dumpsift/report/comparison.h"
 
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 #include "json_values.h"
 
 #include <iomanip>
@@ -132,11 +133,11 @@ void writeDiffJson(const ReportDiff &diff, const std::vector<Regression> &regres
 void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regressions,
                    const std::string &before_label, const std::string &after_label,
                    const DiffTextOptions &options, std::ostream &out) {
-  out << "dumpsift diff: " << before_label << " -> " << after_label << "\n";
+  out << "dumpsift diff: " << printable(before_label) << " -> " << printable(after_label) << "\n";
   out << "  buffers       " << changeText(diff.buffers, false) << "\n";
   out << "  buffer bytes  " << changeText(diff.buffer_bytes, true) << "\n";
   for (const std::string &w : diff.warnings)
-    out << "warning: " << w << "\n";
+    out << "warning: " << printable(w) << "\n";
 
   // Kinds.
   size_t unchanged_kinds = 0;
@@ -147,7 +148,7 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
       ++unchanged_kinds;
       continue;
     }
-    kind_rows << "  " << std::left << std::setw(13) << k.kind << std::setw(22)
+    kind_rows << "  " << std::left << std::setw(13) << printable(k.kind) << std::setw(22)
               << changeText(k.count, false) << changeText(k.bytes, true) << "\n";
   }
   out << "\nkinds (count, bytes)\n" << kind_rows.str();
@@ -189,17 +190,17 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
   if (!diff.finding_types.empty()) {
     out << "\nfindings (count, bytes)\n";
     for (const FindingTypeDiff &t : diff.finding_types)
-      out << "  " << std::left << std::setw(16) << t.type << std::setw(22)
+      out << "  " << std::left << std::setw(16) << printable(t.type) << std::setw(22)
           << changeText(t.count, false) << changeText(t.bytes, true) << "\n";
     for (const auto &f : diff.new_findings)
-      out << "  new:  " << findingText(f) << "\n";
+      out << "  new:  " << printable(findingText(f)) << "\n";
     for (const auto &f : diff.gone_findings)
-      out << "  gone: " << findingText(f) << "\n";
+      out << "  gone: " << printable(findingText(f)) << "\n";
   }
 
   out << "\n";
   for (const Regression &r : regressions)
-    out << "REGRESSION " << r.message << "\n";
+    out << "REGRESSION " << printable(r.message) << "\n";
   if (regressions.empty())
     out << "dumpsift diff: no regressions\n";
   else
@@ -245,7 +246,7 @@ void writeCheckResults(const std::vector<RuleResult> &results, const CheckOutput
 
   for (const RuleResult &r : results) {
     const Rule &rule = *r.rule;
-    std::string line = rule.name + " [" + rule.subject() + "]: " + r.message;
+    std::string line = printable(rule.name + " [" + rule.subject() + "]: " + r.message);
     if (r.passed) {
       if (output.verbose)
         out << "PASS " << line << "\n";
@@ -267,7 +268,8 @@ void writeCheckResults(const std::vector<RuleResult> &results, const CheckOutput
         << " failed";
   else
     out << "all " << results.size() << " rule" << (results.size() == 1 ? "" : "s") << " passed";
-  out << " (" << output.report_label << ", rules " << output.rules_path << ")\n";
+  out << " (" << printable(output.report_label) << ", rules " << printable(output.rules_path)
+      << ")\n";
 }
 
 } // namespace dumpsift

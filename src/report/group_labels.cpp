@@ -2,6 +2,7 @@
 #include "group_labels.h"
 
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 
 #include <map>
 
@@ -71,12 +72,12 @@ bool detailTrue(const Details &d, llvm::StringRef key) {
 
 std::string dumpLine(const Snapshot &snapshot) {
   const ProcessInfo &p = snapshot.process;
-  std::string line = snapshot.path + ": " + formatName(snapshot.format).str() + " " +
-                     snapshot.system.os + "/" + snapshot.system.arch;
+  std::string line = printable(snapshot.path) + ": " + formatName(snapshot.format).str() + " " +
+                     printable(snapshot.system.os) + "/" + printable(snapshot.system.arch);
   if (p.pid)
     line += ", pid " + std::to_string(*p.pid);
   if (!p.name.empty())
-    line += " (" + p.name + ")";
+    line += " (" + printable(p.name) + ")";
   return line + ", " + humanBytes(snapshot.capturedBytes()) + " captured";
 }
 
@@ -114,8 +115,10 @@ std::string sizeLabel(const Analysis &analysis, const SizeGroup &g) {
   if (!g.members.empty()) {
     const Allocation &a = analysis.buffers[g.members.front()].allocation;
     if (a.managed)
-      label += " " + (a.managed->type_name.empty() ? std::string("array") : a.managed->type_name) +
-               " len " + groupedDigits(a.managed->length);
+      label +=
+          " " +
+          (a.managed->type_name.empty() ? std::string("array") : printable(a.managed->type_name)) +
+          " len " + groupedDigits(a.managed->length);
   }
   return label;
 }

@@ -3,6 +3,7 @@
 
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 #include "dumpsift/support/version.h"
 #include "json_values.h"
 
@@ -48,14 +49,14 @@ void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
 
 void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
                           llvm::raw_ostream &out) {
-  out << snapshot.path << ": " << formatName(snapshot.format) << " " << snapshot.system.os << "/"
-      << snapshot.system.arch << "\n";
+  out << printable(snapshot.path) << ": " << formatName(snapshot.format) << " "
+      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << "\n";
   if (listing.heaps.empty())
     out << "no heap recognised\n";
   for (const HeapWalkResult &h : listing.heaps) {
     out << h.walker << ":";
     for (const auto &[k, v] : h.facts)
-      out << " " << k << "=" << v;
+      out << " " << printable(k) << "=" << printable(v);
     out << "\n  used " << h.stats.used_count << " (" << humanBytes(h.stats.used_bytes) << "), free "
         << h.stats.free_count << " (" << humanBytes(h.stats.free_bytes) << "), unknown "
         << h.stats.unknown_count << " (" << humanBytes(h.stats.unknown_bytes) << ")\n";
@@ -70,7 +71,7 @@ void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
   for (const std::vector<Diagnostic> &warnings :
        {snapshot.diagnostics.warnings(), listing.diagnostics.warnings()})
     for (const Diagnostic &d : warnings)
-      out << "warning: " << d.where << ": " << d.message << "\n";
+      out << "warning: " << printable(d.where) << ": " << printable(d.message) << "\n";
   out << "\n"
       << listing.allocations.size() << " allocation" << (listing.allocations.size() == 1 ? "" : "s")
       << " of at least " << listing.min_size << " bytes\n";

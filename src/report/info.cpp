@@ -2,6 +2,7 @@
 
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 #include "dumpsift/support/version.h"
 #include "json_values.h"
 
@@ -141,15 +142,16 @@ void writeInfoJson(const Snapshot &snapshot, std::ostream &out) {
 
 void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   const ProcessInfo &p = snapshot.process;
-  out << snapshot.path << ": " << formatName(snapshot.format).str() << ", " << snapshot.system.os
-      << "/" << snapshot.system.arch << ", " << (snapshot.system.little_endian ? "little" : "big")
-      << "-endian, " << snapshot.system.pointer_size * 8 << "-bit\n";
-  out << "process: " << (p.name.empty() ? "(unknown)" : p.name);
+  out << printable(snapshot.path) << ": " << formatName(snapshot.format).str() << ", "
+      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << ", "
+      << (snapshot.system.little_endian ? "little" : "big") << "-endian, "
+      << snapshot.system.pointer_size * 8 << "-bit\n";
+  out << "process: " << (p.name.empty() ? "(unknown)" : printable(p.name));
   if (p.pid)
     out << " (pid " << *p.pid << ")";
   out << "\n";
   if (!p.command_line.empty())
-    out << "command line: " << p.command_line << "\n";
+    out << "command line: " << printable(p.command_line) << "\n";
   out << "threads: " << snapshot.threads.size() << ", modules: " << snapshot.modules.size()
       << ", regions: " << snapshot.regions.size() << "\n\n";
 
@@ -167,7 +169,8 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
                            : r.capture() == Capture::None ? "none"
                                                           : humanBytes(r.captured);
     row(hexAddress(r.start), hexAddress(r.end()), humanBytes(r.size), r.perms.str(),
-        className(r.cls).str(), sourceName(r.class_source).str(), captured, r.backing_file);
+        className(r.cls).str(), sourceName(r.class_source).str(), captured,
+        printable(r.backing_file));
   }
 
   ClassTotals totals = classTotals(snapshot);
@@ -186,7 +189,7 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   if (!warnings.empty()) {
     out << "\nwarnings:\n";
     for (const Diagnostic &d : warnings)
-      out << "  " << d.where << ": " << d.message << "\n";
+      out << "  " << printable(d.where) << ": " << printable(d.message) << "\n";
     if (size_t n = snapshot.diagnostics.suppressed())
       out << "  (" << n << " more suppressed)\n";
   }

@@ -2,6 +2,7 @@
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 #include "group_labels.h"
 
 #include <array>
@@ -118,7 +119,7 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
   // first: the top ones, then one line for the rest (their bytes overlap, so they are not added).
   std::vector<std::string> notes;
   for (size_t i = 0; i < analysis.findings.size() && i < opts.top; ++i)
-    notes.push_back(analysis.findings[i].explanation);
+    notes.push_back(printable(analysis.findings[i].explanation));
   if (analysis.findings.size() > opts.top)
     notes.push_back("and " + groupedDigits(analysis.findings.size() - opts.top) + " more finding" +
                     (analysis.findings.size() - opts.top == 1 ? "" : "s") +

@@ -8,6 +8,7 @@
 #include "dumpsift/support/atomic_file.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/sizes.h"
+#include "dumpsift/support/terminal_text.h"
 #include "options.h"
 #include "progress.h"
 #include "tool.h"
@@ -133,10 +134,11 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   if (!args.json && extraction) {
     llvm::SmallString<256> manifest(extraction->dir);
     llvm::sys::path::append(manifest, kManifestName);
-    std::cout << "\nExtracted " << extraction->files.size()
+    std::cout << "
+        Extracted " << extraction->files.size()
               << (extraction->files.size() == 1 ? " file (" : " files (")
-              << humanBytes(extraction->bytes_written) << ") into " << extraction->dir
-              << ", listed in " << manifest.str().str();
+              << humanBytes(extraction->bytes_written) << ") into " << printable(extraction->dir)
+              << ", listed in " << printable(manifest.str());
     if (extraction->duplicates)
       std::cout << " (" << extraction->duplicates << " duplicates written once)";
     std::cout << "\n";

@@ -4,6 +4,7 @@
 #include "dumpsift/report/manifest.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/terminal_text.h"
 #include "tool.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -95,7 +96,7 @@ llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
     writeManifestLine(*file, path, llvm::outs());
     llvm::outs().flush();
   } else {
-    std::cout << "wrote " << path << ": " << file->size << " bytes of "
+    std::cout << "wrote " << printable(path) << ": " << file->size << " bytes of "
               << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "") << " from "
               << roleName(file->role).str() << " " << hexAddress(file->address) << "+"
               << file->offset << " (" << stateName(file->state).str() << "), sha256 "

@@ -1,4 +1,5 @@
 // dumpsift: find, group, sniff and extract the large buffers in a process memory dump.
+#include "dumpsift/support/terminal_text.h"
 #include "dumpsift/support/version.h"
 #include "tool.h"
 
@@ -61,7 +62,8 @@ int main(int argc, char **argv) {
 
   llvm::Expected<int> result = runner();
   if (!result) {
-    llvm::errs() << "dumpsift: error: " << llvm::toString(result.takeError()) << "\n";
+    llvm::errs() << "dumpsift: error: " << dumpsift::printable(llvm::toString(result.takeError()))
+                 << "\n";
     return kExitError;
   }
   return *result;

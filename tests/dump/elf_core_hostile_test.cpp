@@ -892,3 +892,61 @@ TEST_CASE("elf core: a stack is a thread's stack mapping, not where a stack poin
   CHECK(regionAt(*bare, 0xc000000000)->cls == RegionClass::Stack);
   CHECK(regionAt(*bare, 0xc000002000)->cls == RegionClass::Stack);
 }
+
+TEST_CASE("elf core hostile: PT_LOADs over the same file bytes count those bytes once") {
+  // A: 64 KiB of its own; B: all of A's bytes again; C: A's second half and all of D's bytes;
+  // D: 32 KiB of its own, right after A's in the file.
+  CoreBuilder b;
+  const uint64_t data_at = b.ehdrSize() + b.phdrSize() * 5; // no notes: the data follows
+  b.addLoad(0x10000000, 0x10000, counting(0x10000, 1), 6);
+  b.addLoad(0x20000000, 0x10000, {}, 6);
+  b.loads.back().offset_override = data_at;
+  b.loads.back().filesz_override = 0x10000;
+  b.addLoad(0x30000000, 0x10000, {}, 6);
+  b.loads.back().offset_override = data_at + 0x8000;
+  b.loads.back().filesz_override = 0x10000;
+  b.addLoad(0x40000000, 0x8000, counting(0x8000, 7), 6);
+  auto snap = mustOpenBytes(b.build());
+  INFO(allWarnings(*snap));
+
+  // Each file byte backs one range: the one whose bytes start first in the file keeps them.
+  CHECK(snap->capturedBytes() == 0x18000);
+  CHECK(allWarnings(*snap).find("memory ranges: 3 ranges (128.0 KiB) point at file bytes another "
+                                "range holds (the first: 0x20000000 repeats the bytes of "
+                                "0x10000000)") != std::string::npos);
+  REQUIRE(snap->regions.size() == 4);
+  CHECK(regionAt(*snap, 0x20000000)->captured == 0);
+  CHECK(regionAt(*snap, 0x30000000)->captured == 0x8000);
+  CHECK(regionAt(*snap, 0x40000000)->captured == 0);
+  AddressSpace as(*snap);
+  CHECK(as.classify(0x20000000) == Fault::NotCaptured);
+  CHECK(as.classify(0x30000000) == Fault::NotCaptured);
+  std::vector<uint8_t> tail(0x8000);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x30008000, tail)));
+  CHECK(tail == counting(0x8000, 7));
+  std::vector<uint8_t> first(0x10000);
+  REQUIRE_FALSE(static_cast<bool>(as.read(0x10000000, first)));
+  CHECK(first == counting(0x10000, 1));
+}
+
+TEST_CASE("elf core hostile: 65,533 PT_LOADs of 1 MiB over one MiB of the file capture 1 MiB") {
+  // The size of issue 24's core: 4.7 MB of headers and data that claimed 64 GiB.
+  CoreBuilder b;
+  const size_t count = 65533;
+  const uint64_t data_at = b.ehdrSize() + b.phdrSize() * (1 + count);
+  b.addLoad(0x10000000, 1 << 20, counting(1 << 20, 3), 6);
+  for (size_t i = 1; i < count; ++i) {
+    b.addLoad(0x10000000 + (uint64_t(i) << 20), 1 << 20, {}, 6);
+    b.loads.back().offset_override = data_at;
+    b.loads.back().filesz_override = 1 << 20;
+  }
+  std::vector<uint8_t> bytes = b.build();
+  CHECK(bytes.size() < 5'000'000);
+  auto snap = mustOpenBytes(bytes);
+  CHECK(snap->capturedBytes() == 1 << 20);
+  CHECK(snap->memory.size() == 1);
+  CHECK(snap->regions.size() == count);
+  CHECK(
+      allWarnings(*snap).find("65532 ranges (64.0 GiB) point at file bytes another range holds") !=
+      std::string::npos);
+}

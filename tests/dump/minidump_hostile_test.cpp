@@ -849,10 +849,12 @@ TEST_CASE("minidump: lists with lying counts and locations") {
   CHECK(hasWarning(*snap, "module 1 at 0x20000 name",
                    "is 4294967295 bytes long; only the first 65536 read"));
 
-  // The range at 0x1000 and the one at 0x3000 (clipped to the file) survive.
+  // The range at 0x1000 and the one at 0x3000 (clipped to the file) survive; the latter's first 16
+  // bytes are the former's, so it loses them.
   REQUIRE(snap->memory.size() == 2);
   CHECK(snap->memory[0].start == 0x1000);
-  CHECK(snap->memory[1].start == 0x3000);
+  CHECK(snap->memory[1].start == 0x3010);
+  CHECK(hasWarning(*snap, "memory ranges", "1 ranges (16 B) point at file bytes another range"));
   CHECK(snap->memory[1].bytes.size() < 0x10000);
   REQUIRE(snap->threads.size() == 1);
   CHECK(snap->threads[0].stack_pointer == 0x1000); // no context: the stack's start
@@ -927,4 +929,46 @@ TEST_CASE("minidump: random bytes and mutated real dumps never break the invaria
       openAndCheck(bytes);
     }
   }
+}
+
+TEST_CASE("minidump: MemoryList ranges over the same file bytes count those bytes once") {
+  // Issue 24's minidump: 1,024 ranges of 1 MiB, all pointing at the same 1 MiB.
+  MdmpWriter w(2);
+  uint32_t data = w.blob(pattern(1 << 20, 0x11));
+  std::vector<Desc> ranges;
+  for (uint64_t i = 0; i < 1024; ++i)
+    ranges.push_back({0x10000000 + (i << 20), 1 << 20, data});
+  w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+  w.stream(MemoryListType, memoryList(ranges));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->capturedBytes() == 1 << 20);
+  REQUIRE(snap->memory.size() == 1);
+  CHECK(snap->memory[0].start == 0x10000000);
+  CHECK(hasWarning(*snap, "memory ranges",
+                   "1023 ranges (1023.0 MiB) point at file bytes another range holds (the first: "
+                   "0x10100000 repeats the bytes of 0x10000000); each byte of the file is kept in "
+                   "one range only"));
+  checkInvariants(*snap);
+}
+
+TEST_CASE("minidump: a Memory64List of more than 2^19 one-byte ranges reads the first 2^19") {
+  // Issue 24's 102 MB dump held 6 M such ranges and cost 1.18 GB; one past the limit shows the cut.
+  const uint64_t count = (uint64_t(1) << 19) + 1;
+  MdmpWriter w(1);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  ranges.reserve(count);
+  for (uint64_t i = 0; i < count; ++i)
+    ranges.push_back({0x10000000 + i * 0x1000, 1});
+  const uint64_t base = w.next() + 16 + 16 * count;
+  w.stream(Memory64ListType, memory64List(count, base, ranges));
+  w.blob(pattern(count, 0));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(hasWarning(*snap, "stream Memory64List (0x00000009)",
+                   "524,289 entries; only the first 524,288 are read (the limit on memory ranges "
+                   "and regions per dump)"));
+  CHECK(snap->memory.size() == count - 1);
+  CHECK(snap->regions.size() == count - 1);
+  CHECK(snap->memory.back().start == 0x10000000 + (count - 2) * 0x1000);
 }

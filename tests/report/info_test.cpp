@@ -33,3 +33,21 @@ TEST_CASE("info: module names sharing one string keep the JSON small") {
   writeInfoJson(*snap, json);
   CHECK(json.str().size() < (4u << 20));
 }
+
+TEST_CASE("info: a process name and command line holding ESC, BEL and CR print escaped") {
+  auto snap = openRegression("regress-terminal-escapes-in-names.dmp");
+  REQUIRE(snap->process.command_line.find('\x1b') != std::string::npos);
+  std::ostringstream text;
+  writeInfoText(*snap, text);
+  const std::string out = text.str();
+  INFO(out);
+  for (char c : out)
+    CHECK_FALSE(((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f));
+  CHECK(out.find("process: evil\\x1b[2J\\x1b]0;owned\\x07\\x0dfake line\\x1b[31m (pid 42)\n") !=
+        std::string::npos);
+  CHECK(out.find("command line: /usr/bin/evil\\x1b[2J") != std::string::npos);
+  // JSON keeps the bytes, escaped its own way.
+  std::ostringstream json;
+  writeInfoJson(*snap, json);
+  CHECK(json.str().find("evil\\u001b[2J") != std::string::npos);
+}

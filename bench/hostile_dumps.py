@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Writes the hostile dumps of issue 24, one per class, laid out from the formats' documentation
+(the ELF gABI's Elf64_Ehdr/Elf64_Phdr; Microsoft's MINIDUMP_HEADER, MINIDUMP_DIRECTORY,
+MINIDUMP_MEMORY_LIST, MINIDUMP_MEMORY64_LIST, MINIDUMP_SYSTEM_INFO; breakpad's Linux streams):
+
+  aliased.core        4.7 MB: 65,533 PT_LOADs of 1 MiB, all over the same 1 MiB of file bytes
+  aliased.dmp         1.1 MB: 1,024 MemoryList ranges of 1 MiB over the same 1 MiB
+  ranges.dmp          102 MB: 6,000,000 one-byte Memory64List ranges (counts consistent)
+  gzip.core           4 MiB of private memory: back-to-back gzip members, each 4 MiB of zeros
+  escapes.dmp         a command line, module path and process name holding ESC, BEL, CR
+
+Usage: hostile_dumps.py OUT_DIR [CLASS...]   (bench/hostile.sh runs dumpsift on them)
+"""
+import gzip
+import os
+import random
+import struct
+import sys
+
+MIB = 1 << 20
+PT_LOAD, PT_NOTE = 1, 4
+PF_R, PF_W = 4, 2
+
+
+def elf_core(loads, notes=b""):
+    """An x86-64 ELF core: header, a PT_NOTE, then one PT_LOAD per (vaddr, memsz, offset, filesz,
+    flags) in `loads`; the caller's data follows the headers at the offsets it gives, relative to
+    the end of the headers (the notes first)."""
+    phnum = 1 + len(loads)
+    data_at = 64 + 56 * phnum
+    ehdr = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    ehdr += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, phnum, 0, 0, 0)
+    phdrs = struct.pack("<IIQQQQQQ", PT_NOTE, 0, data_at, 0, 0, len(notes), 0, 4)
+    for vaddr, memsz, offset, filesz, flags in loads:
+        phdrs += struct.pack("<IIQQQQQQ", PT_LOAD, flags, data_at + len(notes) + offset, vaddr, 0,
+                             filesz, memsz, 0x1000)
+    return ehdr + phdrs + notes
+
+
+def minidump(streams, tail=b""):
+    """A minidump of `streams` [(type, bytes)]: header, directory, each stream's bytes, then
+    `tail`, which starts at tail_offset(streams)."""
+    at = 32 + 12 * len(streams)
+    directory, body = b"", b""
+    for kind, data in streams:
+        directory += struct.pack("<III", kind, len(data), at)
+        body += data
+        at += len(data)
+    header = struct.pack("<IIIIIIQ", 0x504D444D, 0xA793, len(streams), 32, 0, 0, 0)
+    return header + directory + body + tail
+
+
+def tail_offset(streams):
+    return 32 + 12 * len(streams) + sum(len(data) for _, data in streams)
+
+
+def system_info_linux():
+    # MINIDUMP_SYSTEM_INFO (56 bytes): ProcessorArchitecture 9 (AMD64), PlatformId 0x8201
+    # (breakpad's Linux), then SuiteMask, Reserved2 and the 24-byte CPU_INFORMATION.
+    return struct.pack("<HHHBBIIIIIHH", 9, 6, 0, 1, 0, 0, 0, 0, 0x8201, 0, 0, 0) + bytes(24)
+
+
+def noise(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+def aliased_core():
+    loads = [(0x10000000 + i * MIB, MIB, 0, MIB, PF_R | PF_W) for i in range(65533)]
+    return elf_core(loads) + noise(MIB, 1)
+
+
+def aliased_dmp(count=1024):
+    def memory_list(data_at):
+        descs = b"".join(struct.pack("<QII", 0x10000000 + i * MIB, MIB, data_at)
+                         for i in range(count))
+        return struct.pack("<I", count) + descs
+    streams = [(7, system_info_linux()), (5, memory_list(0))]
+    streams[1] = (5, memory_list(tail_offset(streams)))
+    return minidump(streams, noise(MIB, 2))
+
+
+def ranges_dmp(count=6_000_000):
+    def memory64_list(base):
+        descs = bytearray(16 + 16 * count)
+        struct.pack_into("<QQ", descs, 0, count, base)
+        for i in range(count):
+            struct.pack_into("<QQ", descs, 16 + 16 * i, 0x10000000 + i * 0x1000, 1)
+        return bytes(descs)
+    streams = [(7, system_info_linux()), (9, memory64_list(0))]
+    streams[1] = (9, memory64_list(tail_offset(streams)))
+    return minidump(streams, noise(count, 3))
+
+
+def gzip_core():
+    member = gzip.compress(bytes(4 * MIB), compresslevel=9, mtime=0)
+    region = bytearray()
+    while len(region) + len(member) <= 4 * MIB:
+        region += member
+    region += bytes(4 * MIB - len(region))
+    return elf_core([(0x20000000, 4 * MIB, 0, 4 * MIB, PF_R | PF_W)]) + bytes(region)
+
+
+def escapes_dmp():
+    hostile = b"evil\x1b[2J\x1b]0;owned\x07\rfake line\x1b[31m"
+    cmdline = b"/usr/bin/" + hostile + b"\0--flag\x1b[0m\0"
+    status = b"Name:\t" + hostile + b"\nPid:\t42\n"
+    return minidump([(7, system_info_linux()), (0x47670006, cmdline), (0x47670004, status)])
+
+
+CLASSES = {
+    "aliased.core": aliased_core,
+    "aliased.dmp": aliased_dmp,
+    "ranges.dmp": ranges_dmp,
+    "gzip.core": gzip_core,
+    "escapes.dmp": escapes_dmp,
+}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name in sys.argv[2:] or CLASSES:
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(CLASSES[name]())
+
+
+if __name__ == "__main__":
+    main()
