@@ -83,7 +83,8 @@ private:
 class SniffCache {
 public:
   /// The map is sized for every buffer up front: no allocation per buffer while sniffing.
-  explicit SniffCache(const std::vector<Buffer> &buffers) : buffers_(buffers) {
+  SniffCache(const AddressSpace &memory, const std::vector<Buffer> &buffers)
+      : memory_(memory), buffers_(buffers) {
     firsts_.reserve(static_cast<unsigned>(std::min<size_t>(buffers.size(), UINT32_MAX / 2)));
   }
 
@@ -91,7 +92,8 @@ public:
   /// its hash): when a buffer with the same payload size and hash was sniffed before and its bytes
   /// equal `payload`, takes that buffer's results and sets identical_to; otherwise runs the
   /// sniffers. Zero buffers are sniffed again (the zero check samples, which is cheaper than a
-  /// comparison).
+  /// comparison). The earlier buffer's pages are released after a comparison: the release
+  /// frontier may have passed it already (see ReleaseFrontier).
   void sniffInto(size_t i, Buffer &b, llvm::ArrayRef<uint8_t> payload) {
     const std::pair<uint64_t, uint64_t> key{payload.size(), b.hash};
     std::optional<First> first;
@@ -102,8 +104,12 @@ public:
     }
     if (first) {
       const Buffer &f = buffers_[first->index]; // done: nothing writes to it any more
-      if (f.content.kind != ContentKind::Zero &&
-          std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0) {
+      const bool compared = f.content.kind != ContentKind::Zero;
+      const bool same =
+          compared && std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0;
+      if (compared)
+        memory_.releasePages(f.payloadAddress(), first->bytes.size());
+      if (same) {
         b.content = f.content;
         b.content_end = f.content_end;
         b.identical_to = f.payloadAddress();
@@ -124,6 +130,7 @@ private:
     size_t index;
     llvm::ArrayRef<uint8_t> bytes;
   };
+  const AddressSpace &memory_;
   const std::vector<Buffer> &buffers_;
   std::mutex mutex_;
   llvm::DenseMap<std::pair<uint64_t, uint64_t>, First> firsts_;
@@ -153,7 +160,7 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
     total_bytes += b.payloadSize();
   const char *phase = "sniffing and hashing buffers";
   progress(phase, 0, total_bytes);
-  SniffCache cache(buffers);
+  SniffCache cache(memory, buffers);
   ReleaseFrontier release(memory, buffers);
   std::atomic<uint64_t> done_bytes{0};
   detail::parallelFor(
@@ -202,6 +209,7 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
           visit(index, a);
         },
         diags);
+    memory.releasePages(0, UINT64_MAX); // what the walk read stays in the page cache only
     if (!result) {
       diags.warn(walker->name().str(), llvm::toString(result.takeError()));
       continue;
