@@ -83,7 +83,8 @@ private:
 class SniffCache {
 public:
   /// The map is sized for every buffer up front: no allocation per buffer while sniffing.
-  explicit SniffCache(const std::vector<Buffer> &buffers) : buffers_(buffers) {
+  SniffCache(const AddressSpace &memory, const std::vector<Buffer> &buffers)
+      : memory_(memory), buffers_(buffers) {
     firsts_.reserve(static_cast<unsigned>(std::min<size_t>(buffers.size(), UINT32_MAX / 2)));
   }
 
@@ -91,7 +92,8 @@ public:
   /// its hash): when a buffer with the same payload size and hash was sniffed before and its bytes
   /// equal `payload`, takes that buffer's results and sets identical_to; otherwise runs the
   /// sniffers. Zero buffers are sniffed again (the zero check samples, which is cheaper than a
-  /// comparison).
+  /// comparison). The earlier buffer's pages are released after a comparison: the release
+  /// frontier may have passed it already (see ReleaseFrontier).
   void sniffInto(size_t i, Buffer &b, llvm::ArrayRef<uint8_t> payload) {
     const std::pair<uint64_t, uint64_t> key{payload.size(), b.hash};
     std::optional<First> first;
@@ -102,8 +104,12 @@ public:
     }
     if (first) {
       const Buffer &f = buffers_[first->index]; // done: nothing writes to it any more
-      if (f.content.kind != ContentKind::Zero &&
-          std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0) {
+      const bool compared = f.content.kind != ContentKind::Zero;
+      const bool same =
+          compared && std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0;
+      if (compared)
+        memory_.releasePages(f.payloadAddress(), first->bytes.size());
+      if (same) {
         b.content = f.content;
         b.content_end = f.content_end;
         b.identical_to = f.payloadAddress();
@@ -124,41 +130,43 @@ private:
     size_t index;
     llvm::ArrayRef<uint8_t> bytes;
   };
+  const AddressSpace &memory_;
   const std::vector<Buffer> &buffers_;
   std::mutex mutex_;
   llvm::DenseMap<std::pair<uint64_t, uint64_t>, First> firsts_;
 };
 
-/// Hashes, sniffs and finds the content end of buffers[i] from its captured payload; see
-/// SniffCache for buffers identical to one sniffed before.
-void sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i,
-              SniffCache &cache) {
+/// Fingerprints (see payloadFingerprint; every byte with `full_hash`), sniffs and finds the
+/// content end of buffers[i] from its captured payload; see SniffCache for buffers identical to
+/// one sniffed before.
+void sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i, SniffCache &cache,
+              bool full_hash) {
   Buffer &b = buffers[i];
   llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
   b.captured = payload.size();
-  b.hash = llvm::xxHash64(payload);
+  b.hash = payloadFingerprint(payload, full_hash, b.hash_sampled);
   if (!b.estimated || b.content.kind == ContentKind::Unknown)
     cache.sniffInto(i, b, payload);
   else if (b.content.kind != ContentKind::Zero)
     b.content_end = contentEnd(payload);
 }
 
-/// Sniffs and hashes every buffer on `threads` threads (0: one per core), in address order (so
-/// the dump is read front to back); progress counts payload bytes.
+/// Sniffs and fingerprints every buffer on `threads` threads (0: one per core), in address order
+/// (so the dump is read front to back); progress counts payload bytes.
 void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned threads,
-              ProgressFn progress) {
+              bool full_hash, ProgressFn progress) {
   uint64_t total_bytes = 0;
   for (const Buffer &b : buffers)
     total_bytes += b.payloadSize();
   const char *phase = "sniffing and hashing buffers";
   progress(phase, 0, total_bytes);
-  SniffCache cache(buffers);
+  SniffCache cache(memory, buffers);
   ReleaseFrontier release(memory, buffers);
   std::atomic<uint64_t> done_bytes{0};
   detail::parallelFor(
       buffers.size(), threads,
       [&](size_t i) {
-        sniffOne(memory, buffers, i, cache);
+        sniffOne(memory, buffers, i, cache, full_hash);
         release.finished(i);
         done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
       },
@@ -201,6 +209,7 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
           visit(index, a);
         },
         diags);
+    memory.releasePages(0, UINT64_MAX); // what the walk read stays in the page cache only
     if (!result) {
       diags.warn(walker->name().str(), llvm::toString(result.takeError()));
       continue;
@@ -208,6 +217,22 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
     results.push_back(std::move(*result));
   }
   return results;
+}
+
+uint64_t payloadFingerprint(llvm::ArrayRef<uint8_t> payload, bool full, bool &sampled) {
+  sampled = !full && payload.size() > kFingerprintWindow * kFingerprintWindows;
+  if (!sampled)
+    return llvm::xxHash64(payload);
+  uint64_t parts[kFingerprintWindows + 1];
+  parts[0] = payload.size();
+  const uint64_t stride = (payload.size() - kFingerprintWindow) / (kFingerprintWindows - 1);
+  for (unsigned w = 0; w < kFingerprintWindows; ++w) {
+    const uint64_t at =
+        w + 1 == kFingerprintWindows ? payload.size() - kFingerprintWindow : uint64_t(w) * stride;
+    parts[w + 1] = llvm::xxHash64(payload.slice(at, kFingerprintWindow));
+  }
+  return llvm::xxHash64(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(parts), sizeof parts));
 }
 
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer) {
@@ -319,11 +344,11 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
                   });
   }
 
-  // 3. Sniff and hash, then filter by kind.
+  // 3. Sniff and fingerprint, then filter by kind.
   std::sort(analysis.buffers.begin(), analysis.buffers.end(), [](const Buffer &a, const Buffer &b) {
     return a.allocation.address < b.allocation.address;
   });
-  sniffAll(memory, analysis.buffers, options.threads, progress);
+  sniffAll(memory, analysis.buffers, options.threads, options.full_hash, progress);
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 

@@ -330,11 +330,19 @@ void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
           std::upper_bound(bucket.begin(), bucket.begin() + j, limit,
                            [&](uint64_t size, size_t i) { return size < ctx.bytes[i].size(); }) -
           bucket.begin());
+      // Each comparison maps the pages it reads (usually the first of each buffer): they go
+      // after this buffer's tries, or the resident set grows with the buffers compared.
+      auto release = [&](size_t i) {
+        ctx.memory.releasePages(ctx.buffer(i).payloadAddress(), ctx.bytes[i].size());
+      };
+      release(bucket[j]);
       for (unsigned tries = 0; k-- > 0 && tries < kMaxPrefixTries; ++tries) {
         size_t i = bucket[k];
         if (large / static_cast<double>(ctx.bytes[i].size()) > kMaxGrowth)
           break;
-        if (isOutgrownBy(ctx, i, bucket[j], ctx.content_end[i])) {
+        const bool outgrown = isOutgrownBy(ctx, i, bucket[j], ctx.content_end[i]);
+        release(i);
+        if (outgrown) {
           predecessor[bucket[j]] = i;
           has_successor[i] = true;
           linked.push_back(bucket[j]);

@@ -72,10 +72,12 @@ llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
   auto version = countField(report, "", "schema_version");
   if (!version)
     return version.takeError();
-  if (*version != static_cast<uint64_t>(kReportSchemaVersion))
-    return fieldError("/schema_version", "this dumpsift reads report schema version " +
-                                             std::to_string(kReportSchemaVersion) + ", not " +
-                                             std::to_string(*version));
+  if (*version < static_cast<uint64_t>(kOldestReadableReportSchemaVersion) ||
+      *version > static_cast<uint64_t>(kReportSchemaVersion))
+    return fieldError("/schema_version", "this dumpsift reads report schema versions " +
+                                             std::to_string(kOldestReadableReportSchemaVersion) +
+                                             " to " + std::to_string(kReportSchemaVersion) +
+                                             ", not " + std::to_string(*version));
 
   if (auto it = report.find("options"); it != report.end() && it->is_object()) {
     fig.options.emplace();

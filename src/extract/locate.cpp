@@ -2,8 +2,6 @@
 #include "dumpsift/extract/extract.h"
 #include "dumpsift/support/hex.h"
 
-#include "llvm/Support/xxhash.h"
-
 #include <algorithm>
 
 namespace dumpsift {
@@ -20,7 +18,7 @@ bool holds(const Allocation &a, uint64_t address) {
 Buffer finish(const AddressSpace &memory, Buffer buffer) {
   llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, buffer);
   buffer.captured = payload.size();
-  buffer.hash = llvm::xxHash64(payload);
+  buffer.hash = payloadFingerprint(payload, /*full=*/false, buffer.hash_sampled);
   buffer.content = sniff(payload);
   return buffer;
 }

@@ -18,7 +18,7 @@ using namespace detail;
 void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
                           llvm::raw_ostream &out) {
   Json head;
-  head["schema_version"] = kReportSchemaVersion;
+  head["schema_version"] = kHeapListingSchemaVersion;
   head["dump"] = dumpSummaryJson(snapshot);
   Json heaps = Json::array();
   for (const HeapWalkResult &h : listing.heaps)

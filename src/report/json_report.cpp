@@ -23,6 +23,8 @@ Json optionsJson(const AnalyzeOptions &o) {
   j["state"] = o.state ? Json(stateName(*o.state).str()) : Json(nullptr);
   j["walkers"] = o.walkers;
   j["region_scan"] = o.region_scan;
+  if (o.full_hash)
+    j["full_hash"] = true;
   j["group_by"] = o.group_by == GroupBy::Size ? "size" : "size,kind";
   return j;
 }
@@ -103,7 +105,7 @@ Json detail::bufferJson(const Analysis &analysis, const Buffer &b) {
   if (b.content.length_estimated || b.estimated)
     j["length_estimated"] = true;
   j["details"] = detailsJson(b.content.details);
-  j["hash"] = "xxh64:" + hexAddress(b.hash).substr(2);
+  j["hash"] = (b.hash_sampled ? "xxh64-sampled:" : "xxh64:") + hexAddress(b.hash).substr(2);
   if (b.captured < b.payloadSize())
     j["captured_bytes"] = b.captured;
   if (a.chunk_address != a.address) {

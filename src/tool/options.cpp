@@ -25,6 +25,8 @@ CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
   group->add_flag("--no-region-scan", args.no_region_scan,
                   "Do not scan memory that no heap walker claims");
   group->add_option("--threads", args.threads, "Threads for sniffing (default: all cores)");
+  group->add_flag("--full-hash", args.full_hash,
+                  "Hash every byte of every buffer (default: sampled windows of large ones)");
   group->add_option("--group-by", args.group_by, "size, or size,kind (one row per size and kind)")
       ->capture_default_str();
   return group;
@@ -80,6 +82,7 @@ llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
   options.walkers = args.walkers;
   options.region_scan = !args.no_region_scan;
   options.threads = args.threads;
+  options.full_hash = args.full_hash;
   if (args.group_by == "size,kind" || args.group_by == "kind")
     options.group_by = GroupBy::SizeKind;
   else if (args.group_by != "size")

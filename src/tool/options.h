@@ -22,6 +22,7 @@ struct AnalyzeArgs {
   std::vector<std::string> walkers;
   bool no_region_scan = false;
   unsigned threads = 0;
+  bool full_hash = false;
   std::string group_by = "size";
 };
 

@@ -45,7 +45,7 @@ struct Plant {
   AllocState state = AllocState::Used;
   bool mmapped = false;
   uint64_t captured = UINT64_MAX; // bytes the dump holds (default: all)
-  std::optional<uint64_t> hash;   // forced hash (default: xxHash64 of the captured bytes)
+  std::optional<uint64_t> hash;   // forced hash (default: payloadFingerprint of the captured bytes)
   uint16_t source = 0;            // index into the analysis's heaps (0: glibc, 1: coreclr)
   std::optional<ManagedArray> managed;
 };
@@ -88,7 +88,7 @@ public:
     b.source = how.source;
     llvm::ArrayRef<uint8_t> view(stored.data(), captured);
     b.captured = captured;
-    b.hash = how.hash ? *how.hash : llvm::xxHash64(view);
+    b.hash = how.hash ? *how.hash : payloadFingerprint(view, /*full=*/false, b.hash_sampled);
     b.content = sniff(view);
     if (how.kind)
       b.content.kind = *how.kind;
@@ -241,6 +241,49 @@ TEST_CASE("duplicates: a hash collision is not a copy, and neither is a free or 
   p.add(other, partial);
 
   CHECK(ofType(p.findings(), "duplicates").empty());
+}
+
+TEST_CASE("payloadFingerprint: every byte up to 72 KiB, sampled windows above") {
+  const std::vector<uint8_t> small = randomBytes(kFingerprintWindow * kFingerprintWindows, 6);
+  bool sampled = true;
+  CHECK(payloadFingerprint(small, /*full=*/false, sampled) == llvm::xxHash64(small));
+  CHECK_FALSE(sampled);
+
+  std::vector<uint8_t> large = randomBytes(1 << 20, 7);
+  const uint64_t fingerprint = payloadFingerprint(large, /*full=*/false, sampled);
+  CHECK(sampled);
+  CHECK(fingerprint != llvm::xxHash64(large));
+  CHECK(payloadFingerprint(large, /*full=*/true, sampled) == llvm::xxHash64(large));
+  CHECK_FALSE(sampled);
+
+  // A byte in the first, a middle or the last window changes it; one between windows does not.
+  const uint64_t stride = (large.size() - kFingerprintWindow) / (kFingerprintWindows - 1);
+  for (uint64_t at : {uint64_t(0), 5 * stride + 17, uint64_t(large.size() - 1)}) {
+    std::vector<uint8_t> changed = large;
+    changed[at] ^= 1;
+    CHECK(payloadFingerprint(changed, false, sampled) != fingerprint);
+  }
+  std::vector<uint8_t> between = large;
+  between[kFingerprintWindow + 100] ^= 1;
+  CHECK(payloadFingerprint(between, false, sampled) == fingerprint);
+  // The size is part of it: a zero-extended copy differs.
+  std::vector<uint8_t> longer = large;
+  longer.resize(large.size() + 4096);
+  CHECK(payloadFingerprint(longer, false, sampled) != fingerprint);
+}
+
+TEST_CASE("duplicates: buffers whose sampled windows match are copies only when every byte does") {
+  const std::vector<uint8_t> image = randomBytes(1 << 20, 8);
+  std::vector<uint8_t> near_copy = image;
+  near_copy[kFingerprintWindow + 100] ^= 1; // between the sampled windows
+  Planted p;
+  const uint64_t first = p.add(image);
+  p.add(near_copy);
+  const uint64_t copy = p.add(image);
+  auto dups = ofType(p.findings(), "duplicates");
+  REQUIRE(dups.size() == 1);
+  CHECK(dups[0].addresses == std::vector<uint64_t>{first, copy});
+  CHECK(findingNumber(dups[0], "count") == 2);
 }
 
 TEST_CASE("growth-chain: the trail of a doubling buffer, with glibc's slack") {

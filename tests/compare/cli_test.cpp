@@ -130,7 +130,7 @@ TEST_CASE("check: bad reports exit 2 naming the report") {
   r = runTool(dir, "check old.json --rules rules.json");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "dumpsift: error: 'old.json': /schema_version: this dumpsift reads report "
-                 "schema version 1, not 0\n");
+                 "schema versions 1 to 2, not 0\n");
 
   writeText(dir + "/notes.txt", "just text\n");
   r = runTool(dir, "check notes.txt --rules rules.json");

@@ -49,10 +49,10 @@ TEST_CASE("readFigures takes out totals, kinds, groups and findings") {
 
 TEST_CASE("readFigures names the field that is missing or wrong") {
   Json r = baseReport();
-  r["schema_version"] = 2;
+  r["schema_version"] = 3;
   CHECK(errorOf(readFigures(r.dump())) ==
-        "/schema_version: this dumpsift reads report schema version "
-        "1, not 2");
+        "/schema_version: this dumpsift reads report schema versions "
+        "1 to 2, not 3");
   CHECK(errorOf(readFigures(Json::array().dump())) ==
         "/: expected a report (a JSON object), got an array");
   r = baseReport();

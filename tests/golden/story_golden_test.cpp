@@ -96,7 +96,7 @@ TEST_CASE("the golden report validates against docs/report.schema.json") {
 TEST_CASE("the golden report names the dump by a relative path and holds the story") {
   Json golden = Json::parse(readText(goldenPath()));
   CHECK(golden["dump"]["path"] == "story.core");
-  CHECK(golden["schema_version"] == 1);
+  CHECK(golden["schema_version"] == 2);
   // The story's planted content (fixtures/cores/story.manifest.jsonl), whatever else is found.
   const Json &by_kind = golden["summary"]["by_kind"];
   CHECK(by_kind.contains("jpeg"));

@@ -341,7 +341,12 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
         r->cls == RegionClass::Image || r->cls == RegionClass::Heap)
       continue;
     uint64_t p = alignUp(m.start, page);
+    uint64_t released_to = m.start; // only headers are read: see kReleaseBehindBytes
     while (p >= m.start && p < m.end() && m.end() - p >= 16) {
+      if (p - released_to >= kReleaseBehindBytes) {
+        reader.memory().releasePages(released_to, p - released_to);
+        released_to = p;
+      }
       while (ci < claimed.size() && claimed[ci].second <= p)
         ++ci;
       if (ci < claimed.size() && claimed[ci].first <= p) {
@@ -365,6 +370,7 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
       }
       p += page;
     }
+    reader.memory().releasePages(released_to, m.end() - released_to);
   }
   return out;
 }

@@ -29,6 +29,7 @@ struct AnalyzeOptions {
   std::vector<std::string> walkers; // use only these walkers (empty: every one that detects)
   bool region_scan = true;          // also scan memory no walker claims
   unsigned threads = 0;             // 0: one per core
+  bool full_hash = false;           // hash every payload byte (else: see payloadFingerprint)
   GroupBy group_by = GroupBy::Size;
 };
 
@@ -38,11 +39,12 @@ constexpr uint16_t kRegionScan = 0xffff;
 /// One large buffer with what it holds.
 struct Buffer {
   Allocation allocation;
-  uint16_t source = 0;    // index into Analysis::heaps, or kRegionScan
-  SniffResult content;    // offsets are relative to the payload start
-  uint64_t captured = 0;  // payload bytes the dump holds (from the payload start)
-  uint64_t hash = 0;      // xxHash64 of the captured payload bytes
-  bool estimated = false; // region scan: the extent is a guess from the content
+  uint16_t source = 0;       // index into Analysis::heaps, or kRegionScan
+  SniffResult content;       // offsets are relative to the payload start
+  uint64_t captured = 0;     // payload bytes the dump holds (from the payload start)
+  uint64_t hash = 0;         // payloadFingerprint of the captured payload bytes
+  bool hash_sampled = false; // hash covers sampled windows, not every byte (payloadFingerprint)
+  bool estimated = false;    // region scan: the extent is a guess from the content
   /// End of the content in the captured payload (its last non-zero byte plus one), found while
   /// the bytes are hashed; empty when not computed.
   std::optional<uint64_t> content_end;
@@ -86,6 +88,19 @@ using ProgressFn = llvm::function_ref<void(llvm::StringRef phase, uint64_t done,
 Analysis analyze(
     const AddressSpace &memory, const AnalyzeOptions &options,
     ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+
+/// Bytes of each window payloadFingerprint hashes, and the windows it samples in all.
+constexpr uint64_t kFingerprintWindow = 4096;
+constexpr unsigned kFingerprintWindows = 18;
+
+/// A fingerprint of `payload` for finding identical buffers: equal payloads have equal
+/// fingerprints, so two buffers with different fingerprints differ, and those with equal ones are
+/// candidate copies (compared byte for byte before anything calls them identical). With `full`,
+/// or when the payload is no longer than kFingerprintWindows windows, it is xxHash64 of every
+/// byte; otherwise xxHash64 over the size and kFingerprintWindows windows of kFingerprintWindow
+/// bytes: the first, the last, and the others evenly spaced between (reads 72 KiB of any payload).
+/// `sampled` says which it is.
+uint64_t payloadFingerprint(llvm::ArrayRef<uint8_t> payload, bool full, bool &sampled);
 
 /// The payload bytes of `buffer` that the dump holds (zero-copy; may be shorter than its size).
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer);
