@@ -134,8 +134,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   if (!args.json && extraction) {
     llvm::SmallString<256> manifest(extraction->dir);
     llvm::sys::path::append(manifest, kManifestName);
-    std::cout << "
-        Extracted " << extraction->files.size()
+    std::cout << "\nExtracted " << extraction->files.size()
               << (extraction->files.size() == 1 ? " file (" : " files (")
               << humanBytes(extraction->bytes_written) << ") into " << printable(extraction->dir)
               << ", listed in " << printable(manifest.str());
