@@ -116,3 +116,31 @@ TEST_CASE("region scan: content right after a cut photo's headers is a buffer of
   CHECK(image.allocation.address == kBase + half.size() + block_header.size());
   CHECK(image.allocation.size == png.size());
 }
+
+TEST_CASE("region scan: a final chunk written over a stale frame is the frame and what is behind") {
+  // A reused frame buffer: "0;chunk-signature=...\r\n\r\n" (86 bytes) written at the start of an
+  // earlier 100,000-byte frame, whose rest stays behind it; then a block header and another
+  // frame. The final chunk alone is under the minimum; the buffer is the whole reused block.
+  const std::string final_chunk = "0;chunk-signature=" + std::string(64, 'f') + "\r\n\r\n";
+  REQUIRE(final_chunk.size() == 86);
+  std::string reused = awsFrame(100000, 'a');
+  reused.replace(0, final_chunk.size(), final_chunk);
+  const std::string next = awsFrame(100000, 'b');
+  const std::string header(16, '\x07');
+  constexpr uint64_t kBase = 0x30000000;
+  OneRegion region(kBase, reused + header + next + std::string(64, '\0'));
+  AddressSpace memory(region.snapshot);
+  Analysis analysis = analyze(memory, AnalyzeOptions{});
+
+  REQUIRE(analysis.buffers.size() == 2);
+  const Buffer &b = analysis.buffers[0];
+  CHECK(b.allocation.address == kBase);
+  CHECK(b.estimated);
+  CHECK(b.content.length == final_chunk.size());
+  // Up to the next frame, over its block header: the estimate cannot tell the header apart.
+  CHECK(b.allocation.size == reused.size() + header.size());
+  const DetailValue *stale = b.content.details.get("stale_bytes");
+  REQUIRE(stale != nullptr);
+  CHECK(std::get<uint64_t>(*stale) == reused.size() + header.size() - final_chunk.size());
+  CHECK(analysis.buffers[1].allocation.address == kBase + reused.size() + header.size());
+}
