@@ -29,7 +29,8 @@ const HeapWalkResult *sizeClassHeap(const Analysis &analysis, const SizeGroup &g
 /// "135,152", "131,096 byte[] len 131,072", "jemalloc size class 163,840".
 std::string sizeLabel(const Analysis &analysis, const SizeGroup &g);
 
-/// "jpeg x12 (12 truncated), aws-chunked x12 (payload jpeg 10, none 2; 2 with final chunk)": the kinds of a group, in words.
+/// "jpeg x12 (12 truncated), aws-chunked x12 (payload jpeg 10, none 2; 2 with final chunk)": the
+/// kinds of a group, in words.
 std::string describeKinds(const Analysis &analysis, const SizeGroup &group);
 
 } // namespace dumpsift::detail
