@@ -13,6 +13,7 @@
 #   - the same with --html r.html
 # and prints both, the difference, and the page's size and thumbnail count.
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 build=${1:-build}
 dir=${DUMPSIFT_BENCH_DIR:-/tmp/dumpsift-bench}
@@ -29,18 +30,7 @@ trap cleanup EXIT INT TERM
 
 if [ ! -s "$core" ]; then
   mkdir -p "$(dirname "$core")"
-  "$build/fixtures/big_heap" 4096 4 4 >"$work/stdout" &
-  pid=$!
-  until grep -qx READY "$work/stdout" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { echo "big_heap failed" >&2; exit 1; }
-    sleep 0.2
-  done
-  gcore -o "$work/core" "$pid" >"$work/gcore.log" 2>&1 || { cat "$work/gcore.log" >&2; exit 1; }
-  mv "$work/core.$pid" "$core"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=
-  head -1 "$work/stdout" >"$core.json"
+  dump_when_ready "$core" "$build/fixtures/big_heap" 4096 4 4
 fi
 
 # best_of CMD...: "wall cpu maxrss_kib" of the fastest of three runs of CMD.

@@ -24,6 +24,7 @@
 # and removed otherwise. Needs gdb (gcore), ptrace permission, about 2 x MIB of free disk and RAM.
 # Run it alone on the machine: `flock /tmp/dumpsift-cpu.lock bench/scale.sh build-bench`.
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 build=${1:-build}
 [ $# -gt 0 ] && shift
@@ -54,20 +55,7 @@ trap cleanup EXIT INT TERM
 # SCALE times the story's sizes (reused when kept).
 make_core() {
   core=$dir/big_heap-$1-x$2.core
-  if [ ! -s "$core" ]; then
-    "$prog" "$1" 4 "$2" >"$work/stdout" &
-    pid=$!
-    until grep -qx READY "$work/stdout" 2>/dev/null; do
-      kill -0 "$pid" 2>/dev/null || { echo "big_heap $1 failed" >&2; exit 1; }
-      sleep 0.2
-    done
-    gcore -o "$work/core" "$pid" >"$work/gcore.log" 2>&1 || { cat "$work/gcore.log" >&2; exit 1; }
-    mv "$work/core.$pid" "$core"
-    kill "$pid"
-    wait "$pid" 2>/dev/null || true
-    pid=
-    head -1 "$work/stdout" >"$core.json"
-  fi
+  [ -s "$core" ] || dump_when_ready "$core" "$prog" "$1" 4 "$2"
   echo "$core"
 }
 
@@ -118,7 +106,7 @@ for mib in $sizes; do
   "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet --timings \
     2>"$work/timings" >/dev/null
   "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet >/dev/null
-  reported=$(grep -c '"hash": "xxh64:' "$work/r.json")
+  reported=$(grep -c '"hash": "xxh64' "$work/r.json")
   echo "phases of one analyze --threads 2 run ($reported buffers reported; peak heap with none reported: $(echo "$h0" | awk '{printf "%.1fM", $1 / 1048576}')):"
   sed 's/^dumpsift: timing: /  /' "$work/timings"
   fw=$(echo "$floor" | cut -d' ' -f1)
