@@ -3,8 +3,11 @@
 #include "dumpsift/support/hex.h"
 #include "go_heap.h"
 
-#include "llvm/Object/ELFObjectFile.h"
+// llvm/Object/ELF.h, not ELFObjectFile.h: the latter pulls in llvm/Support/JSON.h, which clang-14
+// cannot compile as C++20 against libstdc++ 12 (the fuzz build, docs/fuzzing.md).
+#include "llvm/Object/ELF.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace dumpsift::golang {
 
@@ -56,6 +59,38 @@ Identity compareBuildIds(const llvm::object::ELFFile<ELFT> &elf, const AddressSp
   return compared ? Identity::Same : Identity::Unknown;
 }
 
+/// The value of the first symbol named `symbol` in `elf`'s .symtab, or nothing (none there, or a
+/// damaged table).
+std::optional<uint64_t> symbolValue(const llvm::object::ELFFile<ELFT> &elf,
+                                    llvm::StringRef symbol) {
+  auto sections = elf.sections();
+  if (!sections) {
+    llvm::consumeError(sections.takeError());
+    return std::nullopt;
+  }
+  for (const ELFT::Shdr &section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_SYMTAB)
+      continue;
+    auto symbols = elf.symbols(&section);
+    auto names = elf.getStringTableForSymtab(section);
+    if (!symbols || !names) {
+      llvm::consumeError(symbols.takeError());
+      llvm::consumeError(names.takeError());
+      continue;
+    }
+    for (const ELFT::Sym &sym : *symbols) {
+      llvm::Expected<llvm::StringRef> name = sym.getName(*names);
+      if (!name) {
+        llvm::consumeError(name.takeError());
+        continue;
+      }
+      if (*name == symbol)
+        return sym.st_value;
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::StringRef symbol,
@@ -71,25 +106,37 @@ std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::Strin
       diags.warn("go", "--exe " + path + ": no such file");
     return std::nullopt;
   }
-  auto binary = llvm::object::ObjectFile::createObjectFile(path);
-  if (!binary) {
-    why = "executable " + path + " unreadable: " + llvm::toString(binary.takeError());
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file) {
+    why = "executable " + path + " unreadable: " + file.getError().message();
     if (named)
       diags.warn("go", "--exe " + path + ": " + why);
     return std::nullopt;
   }
-  const auto *elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(binary->getBinary());
-  if (!elf) {
+  const llvm::StringRef bytes = (*file)->getBuffer();
+  const bool elf64le = bytes.size() > llvm::ELF::EI_DATA && bytes.startswith(llvm::ELF::ElfMagic) &&
+                       bytes[llvm::ELF::EI_CLASS] == llvm::ELF::ELFCLASS64 &&
+                       bytes[llvm::ELF::EI_DATA] == llvm::ELF::ELFDATA2LSB;
+  std::optional<llvm::object::ELFFile<ELFT>> parsed;
+  if (elf64le) {
+    if (auto created = llvm::object::ELFFile<ELFT>::create(bytes))
+      parsed.emplace(std::move(*created));
+    else
+      llvm::consumeError(created.takeError());
+  }
+  if (!parsed) {
     why = "executable " + path + " is not a 64-bit little-endian ELF file";
     if (named)
       diags.warn("go", "--exe " + path + ": " + why);
     return std::nullopt;
   }
+  const llvm::object::ELFFile<ELFT> &elf = *parsed;
   // A position-independent executable is loaded at the module's start.
   uint64_t bias = 0;
-  if (elf->getELFFile().getHeader().e_type == llvm::ELF::ET_DYN && exe)
+  if (elf.getHeader().e_type == llvm::ELF::ET_DYN && exe)
     bias = exe->start;
-  switch (compareBuildIds(elf->getELFFile(), memory, bias)) {
+  switch (compareBuildIds(elf, memory, bias)) {
   case Identity::Different:
     why = "executable " + path + " is another build than the dumped one";
     diags.warn("go", path + ": its build ID differs from the dumped program's; symbols not used");
@@ -105,21 +152,8 @@ std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::Strin
     source = path;
     break;
   }
-  for (const llvm::object::ELFSymbolRef &sym : elf->symbols()) {
-    llvm::Expected<llvm::StringRef> name = sym.getName();
-    if (!name) {
-      llvm::consumeError(name.takeError());
-      continue;
-    }
-    if (*name != symbol)
-      continue;
-    llvm::Expected<uint64_t> value = sym.getValue();
-    if (!value) {
-      llvm::consumeError(value.takeError());
-      continue;
-    }
+  if (std::optional<uint64_t> value = symbolValue(elf, symbol))
     return *value + bias;
-  }
   why = "executable " + path + " has no symbol " + symbol.str() + " (stripped)";
   return std::nullopt;
 }
