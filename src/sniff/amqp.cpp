@@ -97,6 +97,29 @@ constexpr MethodName kMethods[] = {
 
 enum class FrameStatus : uint8_t { Whole, Cut, Bad };
 
+/// The bytes after content of `content_end` bytes, to the end of a buffer of `buffer_size`, are
+/// no more than an allocator's rounding of the request: under 8 KiB (glibc's chunk alignment and
+/// page-rounded mmapped chunks, tcmalloc's pages) or a quarter of the content (size classes four
+/// to a doubling, as jemalloc's, are the coarsest).
+bool fillsAllocation(size_t content_end, size_t buffer_size) {
+  constexpr size_t kPageSlack = 8192;
+  const size_t tail = buffer_size - content_end;
+  return tail < kPageSlack || tail <= content_end / 4;
+}
+
+const char *frameTypeName(uint8_t type) {
+  switch (type) {
+  case kMethod:
+    return "method";
+  case kHeader:
+    return "header";
+  case kBody:
+    return "body";
+  default:
+    return "heartbeat";
+  }
+}
+
 /// Checks the frame at `p`: a known type, plausible payload start for its type, and (when the
 /// whole frame is inside the buffer) the frame-end byte. Cut means plausible but incomplete.
 FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
@@ -157,9 +180,12 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
   if (status != FrameStatus::Whole && !layout.protocol_header)
     return false;
   if (status == FrameStatus::Whole && frame.type == kBody && !layout.protocol_header) {
-    // A lone body frame is too weak: the next frame must be valid too.
+    // A body frame's header is weak (docs/kinds.md, amqp): believe it when a valid frame follows
+    // it, or when it fills its buffer, as a client's buffer of one body frame does.
     AmqpFrame next;
-    if (checkFrame(d, p + 8 + frame.size, next) != FrameStatus::Whole)
+    const size_t end = p + 8 + size_t(frame.size);
+    if (checkFrame(d, end, next) != FrameStatus::Whole &&
+        !(frame.size > 0 && fillsAllocation(end, d.size())))
       return false;
   }
   while (status == FrameStatus::Whole && layout.frames.size() < AmqpLayout::kMaxFrames) {
@@ -229,8 +255,10 @@ public:
     SniffResult r = makeResult(ContentKind::Amqp, layout->length, layout->truncated);
     r.details.set("protocol_header", layout->protocol_header);
     r.details.set("frame_count", uint64_t(layout->frames.size()));
-    if (!layout->frames.empty())
+    if (!layout->frames.empty()) {
+      r.details.set("first_frame", std::string(frameTypeName(layout->frames.front().type)));
       r.details.set("channel", uint64_t(layout->frames.front().channel));
+    }
     if (layout->class_id) {
       r.details.set("method", amqpMethodName(layout->class_id, layout->method_id).str());
       r.details.set("method_id",

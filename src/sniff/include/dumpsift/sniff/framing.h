@@ -90,7 +90,8 @@ struct AmqpLayout {
 };
 
 /// Parses AMQP frames starting at data[0]. nullopt unless data starts with the protocol header or
-/// at least one whole valid frame (a lone body frame must be followed by another valid frame).
+/// at least one whole valid frame (a body frame first must be followed by another valid frame, or
+/// fill `data` but for an allocator's rounding: docs/kinds.md).
 /// Stops at the first invalid frame. Never reads outside `data`.
 std::optional<AmqpLayout> parseAmqp(llvm::ArrayRef<uint8_t> data);
 
