@@ -5,6 +5,8 @@
 #include "common.h"
 #include "dumpsift/sniff/framing.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <map>
 
@@ -166,6 +168,23 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   return pl[frame.size] == kFrameEnd ? FrameStatus::Whole : FrameStatus::Bad;
 }
 
+/// Node's Buffer.allocUnsafe hands out 8-byte aligned slices of a shared 8 KiB pool, so a client
+/// that writes each message's method and header frames with it (amqplib) leaves up to 7 bytes of
+/// padding between them.
+constexpr size_t kPoolAlignment = 8;
+
+/// The frame after a pool's padding: a whole method or content header frame at the first multiple
+/// of kPoolAlignment past `end`, when `end` is not one.
+std::optional<AmqpFrame> frameAfterPadding(Bytes d, size_t end) {
+  const size_t aligned = llvm::alignTo(end, kPoolAlignment);
+  AmqpFrame frame;
+  if (aligned == end || aligned >= d.size() ||
+      checkFrame(d, aligned, frame) != FrameStatus::Whole ||
+      (frame.type != kMethod && frame.type != kHeader))
+    return std::nullopt;
+  return frame;
+}
+
 /// Walks frames from data[0] into `layout` (an empty layout when not AMQP). No allocation when
 /// the first frame is rejected.
 bool walkAmqp(Bytes d, AmqpLayout &layout) {
@@ -203,6 +222,13 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
     p += 8 + size_t(frame.size);
     layout.length = p;
     status = p < d.size() ? checkFrame(d, p, frame) : FrameStatus::Bad;
+    if (status != FrameStatus::Whole)
+      if (std::optional<AmqpFrame> after = frameAfterPadding(d, p)) {
+        layout.padding_bytes += after->offset - p;
+        p = after->offset;
+        frame = *after;
+        status = FrameStatus::Whole;
+      }
   }
   layout.truncated = status == FrameStatus::Cut;
   return true;
@@ -280,6 +306,8 @@ public:
     if (!layout->content_type.empty())
       r.details.set("content_type", layout->content_type);
     r.details.set("truncated", layout->truncated);
+    if (layout->padding_bytes)
+      r.details.set("padding_bytes", layout->padding_bytes);
     if (first_body) {
       llvm::StringRef payload = nestedKind(data.slice(first_body->offset + 7, first_body->size));
       if (!payload.empty())

@@ -1,14 +1,16 @@
-// A real AMQP 0-9-1 client's frames: amqplib (fixtures/amqp/publish.js, run by Debian's node)
-// publishes the content fixtures' JPEGs to Debian's RabbitMQ on loopback. The broker runs with a
-// memory alarm (vm_memory_high_watermark.absolute = 1), so it blocks publishers: it stops reading
-// the connection and the frames pile up in the client, each body frame in a buffer of its own
-// (amqplib's makeBodyFrame). The node process is dumped with gcore and `dumpsift analyze` must
-// report every body frame found in the captured memory, by a search of the core's bytes that
-// shares no code with dumpsift, as an `amqp` buffer that starts with it and carries a jpeg.
+// A real AMQP 0-9-1 client's frames: amqplib (fixtures/amqp/publish.js, run by node) publishes
+// the content fixtures' JPEGs to Debian's RabbitMQ on loopback. The broker runs with a memory
+// alarm (vm_memory_high_watermark.absolute = 1), so it blocks publishers: it stops reading the
+// connection and the frames pile up in the client, each body frame in a buffer of its own
+// (amqplib's makeBodyFrame) and each message's method and header frames in node's Buffer pool.
+// The node process is dumped with gcore and `dumpsift analyze` must report every body frame found
+// in the captured memory, by a search of the core's bytes that shares no code with dumpsift, as
+// an `amqp` buffer that starts with it and carries a jpeg, and every basic.publish frame found
+// there inside the content of an `amqp` buffer.
 //
 // Needs node, fixtures/amqp/node_modules (npm ci, scripts/setup.sh), rabbitmq-server, epmd and
 // gcore. Without one of them the test is skipped with a visible warning, except under CI (CI
-// set), where it fails. About 20 s: RabbitMQ's start takes about 11 s, the core (0.9 GB, most of
+// set), where it fails. About 40 s: RabbitMQ's start takes about 11 s, the core (0.9 GB, most of
 // it V8's and glibc's PROT_NONE reservations written as zeros) 5 s; it is deleted afterwards.
 #include "dumpsift/support/hex.h"
 #include "support/test_support.h"
@@ -185,18 +187,14 @@ struct FoundFrame {
   size_t body_size; // payload bytes
 };
 
-/// Every body frame in the core's captured memory (its PT_LOAD segments, read with <elf.h> alone)
-/// that carries one of `bodies` whole: type 3, channel `channel`, the body's size big-endian, the
-/// body's bytes, 0xCE.
-std::vector<FoundFrame> bodyFramesIn(llvm::ArrayRef<uint8_t> core,
-                                     const std::vector<std::vector<uint8_t>> &bodies,
-                                     uint16_t channel) {
+/// Calls `visit(vaddr, bytes)` for each captured memory range of the core (its PT_LOAD segments
+/// with file bytes), read with <elf.h> alone.
+template <typename Visit> void forEachSegment(llvm::ArrayRef<uint8_t> core, Visit visit) {
   REQUIRE(core.size() >= sizeof(Elf64_Ehdr));
   Elf64_Ehdr eh;
   std::memcpy(&eh, core.data(), sizeof eh);
   REQUIRE(std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0);
   REQUIRE(eh.e_type == ET_CORE);
-  std::vector<FoundFrame> found;
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph;
     REQUIRE(eh.e_phoff + (i + 1) * sizeof ph <= core.size());
@@ -204,7 +202,32 @@ std::vector<FoundFrame> bodyFramesIn(llvm::ArrayRef<uint8_t> core,
     if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
       continue;
     REQUIRE(ph.p_offset + ph.p_filesz <= core.size());
-    const uint8_t *segment = core.data() + ph.p_offset;
+    visit(ph.p_vaddr, llvm::ArrayRef<uint8_t>(core.data() + ph.p_offset, ph.p_filesz));
+  }
+}
+
+/// The offsets in `bytes` where `needle` occurs.
+std::vector<size_t> occurrences(llvm::ArrayRef<uint8_t> bytes, llvm::ArrayRef<uint8_t> needle) {
+  std::vector<size_t> at;
+  for (size_t from = 0; from + needle.size() <= bytes.size();) {
+    const void *hit =
+        memmem(bytes.data() + from, bytes.size() - from, needle.data(), needle.size());
+    if (!hit)
+      break;
+    at.push_back(size_t(static_cast<const uint8_t *>(hit) - bytes.data()));
+    from = at.back() + 1;
+  }
+  return at;
+}
+
+/// Every body frame in the core's captured memory (its PT_LOAD segments, read with <elf.h> alone)
+/// that carries one of `bodies` whole: type 3, channel `channel`, the body's size big-endian, the
+/// body's bytes, 0xCE.
+std::vector<FoundFrame> bodyFramesIn(llvm::ArrayRef<uint8_t> core,
+                                     const std::vector<std::vector<uint8_t>> &bodies,
+                                     uint16_t channel) {
+  std::vector<FoundFrame> found;
+  forEachSegment(core, [&](uint64_t vaddr, llvm::ArrayRef<uint8_t> segment) {
     for (const std::vector<uint8_t> &body : bodies) {
       const uint8_t header[] = {3,
                                 uint8_t(channel >> 8),
@@ -214,25 +237,43 @@ std::vector<FoundFrame> bodyFramesIn(llvm::ArrayRef<uint8_t> core,
                                 uint8_t(body.size() >> 8),
                                 uint8_t(body.size())};
       const size_t frame_size = sizeof header + body.size() + 1;
-      for (size_t at = 0; at + frame_size <= ph.p_filesz; ++at) {
-        const void *hit = memmem(segment + at, ph.p_filesz - at, header, sizeof header);
-        if (!hit)
-          break;
-        at = size_t(static_cast<const uint8_t *>(hit) - segment);
-        if (at + frame_size <= ph.p_filesz &&
-            std::memcmp(segment + at + sizeof header, body.data(), body.size()) == 0 &&
+      for (const size_t at : occurrences(segment, header))
+        if (at + frame_size <= segment.size() &&
+            std::memcmp(segment.data() + at + sizeof header, body.data(), body.size()) == 0 &&
             segment[at + frame_size - 1] == 0xCE)
-          found.push_back({ph.p_vaddr + at, body.size()});
-      }
+          found.push_back({vaddr + at, body.size()});
     }
-  }
+  });
+  return found;
+}
+
+/// The address of every basic.publish method frame on `channel` in the core's captured memory
+/// that a content header frame follows: type 1, the channel, a size, class 60 and method 40,
+/// 0xCE where the size says, then type 2 on the same channel.
+std::vector<uint64_t> publishFramesIn(llvm::ArrayRef<uint8_t> core, uint16_t channel) {
+  std::vector<uint64_t> found;
+  const uint8_t ids[] = {0, 60, 0, 40};
+  forEachSegment(core, [&](uint64_t vaddr, llvm::ArrayRef<uint8_t> segment) {
+    for (const size_t at : occurrences(segment, ids)) {
+      if (at < 7 || segment[at - 7] != 1 || segment[at - 6] != uint8_t(channel >> 8) ||
+          segment[at - 5] != uint8_t(channel))
+        continue;
+      const size_t start = at - 7;
+      const uint32_t size = uint32_t(segment[at - 4]) << 24 | uint32_t(segment[at - 3]) << 16 |
+                            uint32_t(segment[at - 2]) << 8 | segment[at - 1];
+      const size_t end = start + 8 + size_t(size);
+      if (size < 4 || end + 3 > segment.size() || segment[end - 1] != 0xCE || segment[end] != 2 ||
+          segment[end + 1] != uint8_t(channel >> 8) || segment[end + 2] != uint8_t(channel))
+        continue;
+      found.push_back(vaddr + start);
+    }
+  });
   return found;
 }
 
 } // namespace
 
-TEST_CASE("amqp client: every body frame amqplib holds for a blocked broker is an amqp buffer "
-          "carrying a jpeg") {
+TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp buffers") {
   const std::string client = sourceDir() + "/fixtures/amqp/publish.js";
   const std::string amqplib = sourceDir() + "/fixtures/amqp/node_modules/amqplib/package.json";
   if (!availableOrSkipped(access(kNode, X_OK) == 0, "node is missing (scripts/setup.sh)") ||
@@ -280,9 +321,11 @@ TEST_CASE("amqp client: every body frame amqplib holds for a blocked broker is a
     buffers[*parseHexAddress(b.at("address").get<std::string>())] = &b;
 
   std::vector<FoundFrame> frames;
+  std::vector<uint64_t> publishes;
   {
     const MappedFile mapped(core);
     frames = bodyFramesIn(mapped.bytes(), bodies, 1);
+    publishes = publishFramesIn(mapped.bytes(), 1);
   }
   std::filesystem::remove(core);
   // The kernel's socket buffers take at most about a third of what was published; node holds
@@ -308,5 +351,36 @@ TEST_CASE("amqp client: every body frame amqplib holds for a blocked broker is a
     CHECK(details.value("payload_kind", "") == "jpeg");
     CHECK(details.value("channel", 0) == 1);
     CHECK(details.value("body_bytes", 0u) == frame.body_size);
+  }
+
+  // Each message's basic.publish and content header frames, 70 bytes, are in node's 8 KiB
+  // Buffer pool, 8-byte aligned: every one must lie inside the content of an amqp buffer that
+  // counts each pair in it (a slab's malloc'd memory may hold an older slab's stale frames after
+  // its live ones: one run had one such frame).
+  INFO(publishes.size() << " basic.publish frames found in the core");
+  REQUIRE(publishes.size() >= published / 2);
+  REQUIRE(publishes.size() <= published);
+  std::map<uint64_t, size_t> pairs_in; // buffer address -> publish frames inside its content
+  for (const uint64_t frame : publishes) {
+    INFO("basic.publish frame at 0x" << std::hex << frame);
+    auto it = buffers.upper_bound(frame);
+    REQUIRE(it != buffers.begin());
+    --it;
+    const nlohmann::json &b = *it->second;
+    INFO("reported buffer " << b.dump());
+    const uint64_t content = it->first + b.value("offset", uint64_t(0));
+    REQUIRE(b.at("kind") == "amqp");
+    REQUIRE(frame >= content);
+    REQUIRE(frame < content + b.at("content_length").get<uint64_t>());
+    ++pairs_in[it->first];
+  }
+  for (const auto &[address, pairs] : pairs_in) {
+    const nlohmann::json &details = buffers.at(address)->at("details");
+    INFO("reported buffer " << buffers.at(address)->dump());
+    CHECK(details.at("frame_count").get<size_t>() >= 2 * pairs);
+    CHECK(details.value("method", "") == "basic.publish");
+    CHECK(details.value("content_type", "") == "image/jpeg");
+    if (pairs > 1)
+      CHECK(details.value("padding_bytes", 0u) >= (pairs - 1) * 2); // 70 bytes, then 72 on
   }
 }

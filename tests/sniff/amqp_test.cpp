@@ -205,3 +205,31 @@ TEST_CASE("amqp: the frame type the buffer starts with") {
   CHECK(u64(r, "body_size") == 10188);
   CHECK(str(r, "content_type") == "image/jpeg");
 }
+
+TEST_CASE("amqp: a write-buffer pool of method and header frames, 8-byte aligned") {
+  // node's Buffer.allocUnsafe slab as amqplib leaves it: each message's basic.publish and content
+  // header frames (70 bytes here) at the next multiple of 8, stale bytes in between.
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const AmqpLayout whole = *parseAmqp(view(frames));
+  const size_t pair = whole.frames[2].offset; // the method and header frames
+  const size_t stride = (pair + 7) / 8 * 8;
+  REQUIRE(stride > pair);
+  ByteVec slab(8192, 0xAA);
+  size_t pairs = 0;
+  for (size_t at = 0; at + pair <= slab.size(); at += stride, ++pairs)
+    std::copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair),
+              slab.begin() + static_cast<std::ptrdiff_t>(at));
+  const SniffResult r = sniff(view(slab));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(u64(r, "frame_count") == 2 * pairs);
+  CHECK(u64(r, "padding_bytes") == (pairs - 1) * (stride - pair));
+  CHECK(r.length == (pairs - 1) * stride + pair);
+
+  // Padding is skipped only to the next multiple of 8.
+  ByteVec apart(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair));
+  apart.resize(stride + 8, 0xAA);
+  append(apart, ByteVec(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair)));
+  const SniffResult two = sniff(view(apart));
+  CHECK(u64(two, "frame_count") == 2);
+  CHECK(two.details.get("padding_bytes") == nullptr);
+}
