@@ -27,6 +27,7 @@
 #include <fstream>
 #include <map>
 #include <netinet/in.h>
+#include <optional>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -120,19 +121,27 @@ class Broker {
 public:
   explicit Broker(const std::string &dir)
       : port_(freePort()), epmd_port_(freePort()),
-        epmd_({kEpmd, "-port", std::to_string(epmd_port_)}, {}, dir + "/epmd.log"),
-        server_({kRabbitmqServer}, environment(dir), dir + "/server.log") {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!accepts(port_)) {
-      INFO("RabbitMQ exited or did not listen within 60 s; its output is in " << dir);
-      REQUIRE(server_.running());
-      REQUIRE(std::chrono::steady_clock::now() < deadline);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+        epmd_({kEpmd, "-port", std::to_string(epmd_port_)}, {}, dir + "/epmd.log") {
+    // Erlang starts an epmd of its own, outside the process group, when none answers yet.
+    waitUntilListening(epmd_port_, epmd_, "epmd", dir);
+    server_.emplace(std::vector<std::string>{kRabbitmqServer}, environment(dir),
+                    dir + "/server.log");
+    waitUntilListening(port_, *server_, "RabbitMQ", dir);
   }
   uint16_t port() const { return port_; }
 
 private:
+  static void waitUntilListening(uint16_t port, const Daemon &daemon, const char *name,
+                                 const std::string &dir) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!accepts(port)) {
+      INFO(name << " exited or did not listen within 60 s; its output is in " << dir);
+      REQUIRE(daemon.running());
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   std::vector<std::string> environment(const std::string &dir) const {
     for (const char *sub : {"/mnesia", "/log", "/home"})
       std::filesystem::create_directories(dir + sub);
@@ -155,7 +164,8 @@ private:
   }
 
   uint16_t port_, epmd_port_;
-  Daemon epmd_, server_;
+  Daemon epmd_;
+  std::optional<Daemon> server_; // after epmd_, so that it is stopped first
 };
 
 /// A read-only mapping of a whole file.
