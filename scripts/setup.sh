@@ -19,7 +19,11 @@ packages=(
   openjdk-17-jdk-headless     # the hotspot walker's tests: java, javac and jhsdb (the oracle)
   golang-go             # the go walker's tests build fixtures/go/ with Debian's Go (1.19)
   wine64 gcc-mingw-w64-x86-64-win32  # tests build a Windows program that minidumps itself (Wine)
+  rabbitmq-server       # the broker of the real AMQP client's test (amqplib, fixtures/amqp/)
 )
+# node and npm for that client: Debian's, unless a node that brings its own npm is installed.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ -f fixtures/dotnet/packages.txt ]; then
   mapfile -t extra < <(grep -v '^#' fixtures/dotnet/packages.txt | grep -v '^$')
   packages+=("${extra[@]}")
@@ -39,4 +43,9 @@ fi
 # Managed-runtime fixtures (.NET Core 2.0 from the npm registry, Mono from Debian), if present.
 if [ -x fixtures/dotnet/setup.sh ]; then
   fixtures/dotnet/setup.sh
+fi
+
+# The AMQP client's library, from fixtures/amqp/package-lock.json (npm's registry, on first run).
+if [ ! -f fixtures/amqp/node_modules/amqplib/package.json ]; then
+  (cd fixtures/amqp && npm ci --silent --no-audit --no-fund)
 fi

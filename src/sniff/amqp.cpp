@@ -5,6 +5,8 @@
 #include "common.h"
 #include "dumpsift/sniff/framing.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <map>
 
@@ -97,6 +99,29 @@ constexpr MethodName kMethods[] = {
 
 enum class FrameStatus : uint8_t { Whole, Cut, Bad };
 
+/// The bytes after content of `content_end` bytes, to the end of a buffer of `buffer_size`, are
+/// no more than an allocator's rounding of the request: under 8 KiB (glibc's chunk alignment and
+/// page-rounded mmapped chunks, tcmalloc's pages) or a quarter of the content (size classes four
+/// to a doubling, as jemalloc's, are the coarsest).
+bool fillsAllocation(size_t content_end, size_t buffer_size) {
+  constexpr size_t kPageSlack = 8192;
+  const size_t tail = buffer_size - content_end;
+  return tail < kPageSlack || tail <= content_end / 4;
+}
+
+const char *frameTypeName(uint8_t type) {
+  switch (type) {
+  case kMethod:
+    return "method";
+  case kHeader:
+    return "header";
+  case kBody:
+    return "body";
+  default:
+    return "heartbeat";
+  }
+}
+
 /// Checks the frame at `p`: a known type, plausible payload start for its type, and (when the
 /// whole frame is inside the buffer) the frame-end byte. Cut means plausible but incomplete.
 FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
@@ -143,6 +168,23 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   return pl[frame.size] == kFrameEnd ? FrameStatus::Whole : FrameStatus::Bad;
 }
 
+/// Node's Buffer.allocUnsafe hands out 8-byte aligned slices of a shared 8 KiB pool, so a client
+/// that writes each message's method and header frames with it (amqplib) leaves up to 7 bytes of
+/// padding between them.
+constexpr size_t kPoolAlignment = 8;
+
+/// The frame after a pool's padding: a whole method or content header frame at the first multiple
+/// of kPoolAlignment past `end`, when `end` is not one.
+std::optional<AmqpFrame> frameAfterPadding(Bytes d, size_t end) {
+  const size_t aligned = llvm::alignTo(end, kPoolAlignment);
+  AmqpFrame frame;
+  if (aligned == end || aligned >= d.size() ||
+      checkFrame(d, aligned, frame) != FrameStatus::Whole ||
+      (frame.type != kMethod && frame.type != kHeader))
+    return std::nullopt;
+  return frame;
+}
+
 /// Walks frames from data[0] into `layout` (an empty layout when not AMQP). No allocation when
 /// the first frame is rejected.
 bool walkAmqp(Bytes d, AmqpLayout &layout) {
@@ -157,9 +199,12 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
   if (status != FrameStatus::Whole && !layout.protocol_header)
     return false;
   if (status == FrameStatus::Whole && frame.type == kBody && !layout.protocol_header) {
-    // A lone body frame is too weak: the next frame must be valid too.
+    // A body frame's header is weak (docs/kinds.md, amqp): believe it when a valid frame follows
+    // it, or when it fills its buffer, as a client's buffer of one body frame does.
     AmqpFrame next;
-    if (checkFrame(d, p + 8 + frame.size, next) != FrameStatus::Whole)
+    const size_t end = p + 8 + size_t(frame.size);
+    if (checkFrame(d, end, next) != FrameStatus::Whole &&
+        !(frame.size > 0 && fillsAllocation(end, d.size())))
       return false;
   }
   while (status == FrameStatus::Whole && layout.frames.size() < AmqpLayout::kMaxFrames) {
@@ -177,6 +222,13 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
     p += 8 + size_t(frame.size);
     layout.length = p;
     status = p < d.size() ? checkFrame(d, p, frame) : FrameStatus::Bad;
+    if (status != FrameStatus::Whole)
+      if (std::optional<AmqpFrame> after = frameAfterPadding(d, p)) {
+        layout.padding_bytes += after->offset - p;
+        p = after->offset;
+        frame = *after;
+        status = FrameStatus::Whole;
+      }
   }
   layout.truncated = status == FrameStatus::Cut;
   return true;
@@ -229,8 +281,10 @@ public:
     SniffResult r = makeResult(ContentKind::Amqp, layout->length, layout->truncated);
     r.details.set("protocol_header", layout->protocol_header);
     r.details.set("frame_count", uint64_t(layout->frames.size()));
-    if (!layout->frames.empty())
+    if (!layout->frames.empty()) {
+      r.details.set("first_frame", std::string(frameTypeName(layout->frames.front().type)));
       r.details.set("channel", uint64_t(layout->frames.front().channel));
+    }
     if (layout->class_id) {
       r.details.set("method", amqpMethodName(layout->class_id, layout->method_id).str());
       r.details.set("method_id",
@@ -252,6 +306,8 @@ public:
     if (!layout->content_type.empty())
       r.details.set("content_type", layout->content_type);
     r.details.set("truncated", layout->truncated);
+    if (layout->padding_bytes)
+      r.details.set("padding_bytes", layout->padding_bytes);
     if (first_body) {
       llvm::StringRef payload = nestedKind(data.slice(first_body->offset + 7, first_body->size));
       if (!payload.empty())

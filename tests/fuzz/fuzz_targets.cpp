@@ -208,6 +208,15 @@ int fuzzSniff(const uint8_t *data, size_t size) {
   if (std::optional<AmqpLayout> amqp = parseAmqp(buffer)) {
     FUZZ_CHECK(amqp->length <= size);
     FUZZ_CHECK(amqp->frames.size() <= AmqpLayout::kMaxFrames);
+    // Frames in order, each right after the last but for a pool's padding (under 8 bytes), the
+    // extent ending with the last.
+    uint64_t end = amqp->protocol_header ? 8 : 0, padding = 0;
+    for (const AmqpFrame &frame : amqp->frames) {
+      FUZZ_CHECK(frame.offset >= end && frame.offset - end < 8);
+      padding += frame.offset - end;
+      end = frame.offset + 8 + uint64_t(frame.size);
+    }
+    FUZZ_CHECK(end == amqp->length && padding == amqp->padding_bytes);
     (void)amqpMethodName(amqp->class_id, amqp->method_id);
   }
   for (llvm::ArrayRef<uint8_t> body : amqpBodies(buffer))

@@ -143,7 +143,93 @@ TEST_CASE("amqp: near misses are not amqp") {
     bad[0] = 4; // no frame type 4
     CHECK_FALSE(parseAmqp(view(bad)));
   }
-  // A lone body frame is not enough.
-  const ByteVec lone = amqpFrame(3, 1, bytesOf("just some bytes"));
+  // A body frame first, with neither a frame after it nor the end of its buffer near its end.
+  ByteVec lone = amqpFrame(3, 1, bytesOf("just some bytes"));
+  lone.resize(lone.size() + 8192, 0);
   CHECK(kindOf(sniff(view(lone))) != "amqp");
+}
+
+TEST_CASE("amqp: a buffer of one body frame, as clients write them") {
+  const ByteVec jpeg = contentFixture("photo_baseline.jpg");
+  const ByteVec frame = amqpFrame(3, 5, jpeg);
+  // glibc's rounding of the request (usable size 15112 for 15106 bytes), then a page-rounded
+  // mmapped chunk's tail.
+  for (const size_t slack : {size_t(6), size_t(4000)}) {
+    INFO("slack " << slack);
+    ByteVec buffer = frame;
+    buffer.resize(frame.size() + slack, 0);
+    const SniffResult r = sniff(view(buffer));
+    REQUIRE(kindOf(r) == "amqp");
+    CHECK(r.offset == 0);
+    CHECK(r.length == frame.size());
+    CHECK(str(r, "first_frame") == "body");
+    CHECK(u64(r, "frame_count") == 1);
+    CHECK(u64(r, "channel") == 5);
+    CHECK(u64(r, "body_bytes") == jpeg.size());
+    CHECK(str(r, "payload_kind") == "jpeg");
+    CHECK_FALSE(flag(r, "truncated"));
+    const auto bodies = amqpBodies(view(buffer));
+    REQUIRE(bodies.size() == 1);
+    CHECK(joined(bodies) == jpeg);
+  }
+  {
+    ByteVec bad = frame;
+    bad.back() = 0xCD; // the frame-end byte is not where the size says
+    CHECK(kindOf(sniff(view(bad))) == "jpeg");
+  }
+  {
+    ByteVec bad = frame;
+    bad[1] = bad[2] = 0; // body frames are never on channel 0
+    CHECK(kindOf(sniff(view(bad))) == "jpeg");
+  }
+  {
+    ByteVec roomy = frame; // 24 KiB for 15106 bytes: more than an allocator's rounding
+    roomy.resize(24 * 1024, 0);
+    CHECK(kindOf(sniff(view(roomy))) == "jpeg");
+  }
+}
+
+TEST_CASE("amqp: the frame type the buffer starts with") {
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  CHECK(str(sniff(view(frames)), "first_frame") == "method");
+  const AmqpLayout layout = *parseAmqp(view(frames));
+  REQUIRE(layout.frames.size() >= 3);
+  // The content header frame alone, as a client that writes each frame separately holds it.
+  const AmqpFrame &header = layout.frames[1];
+  const ByteVec alone(frames.begin() + static_cast<std::ptrdiff_t>(header.offset),
+                      frames.begin() +
+                          static_cast<std::ptrdiff_t>(header.offset + 8 + header.size));
+  const SniffResult r = sniff(view(alone));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(str(r, "first_frame") == "header");
+  CHECK(u64(r, "body_size") == 10188);
+  CHECK(str(r, "content_type") == "image/jpeg");
+}
+
+TEST_CASE("amqp: a write-buffer pool of method and header frames, 8-byte aligned") {
+  // node's Buffer.allocUnsafe slab as amqplib leaves it: each message's basic.publish and content
+  // header frames (70 bytes here) at the next multiple of 8, stale bytes in between.
+  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const AmqpLayout whole = *parseAmqp(view(frames));
+  const size_t pair = whole.frames[2].offset; // the method and header frames
+  const size_t stride = (pair + 7) / 8 * 8;
+  REQUIRE(stride > pair);
+  ByteVec slab(8192, 0xAA);
+  size_t pairs = 0;
+  for (size_t at = 0; at + pair <= slab.size(); at += stride, ++pairs)
+    std::copy(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair),
+              slab.begin() + static_cast<std::ptrdiff_t>(at));
+  const SniffResult r = sniff(view(slab));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(u64(r, "frame_count") == 2 * pairs);
+  CHECK(u64(r, "padding_bytes") == (pairs - 1) * (stride - pair));
+  CHECK(r.length == (pairs - 1) * stride + pair);
+
+  // Padding is skipped only to the next multiple of 8.
+  ByteVec apart(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair));
+  apart.resize(stride + 8, 0xAA);
+  append(apart, ByteVec(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair)));
+  const SniffResult two = sniff(view(apart));
+  CHECK(u64(two, "frame_count") == 2);
+  CHECK(two.details.get("padding_bytes") == nullptr);
 }

@@ -85,13 +85,17 @@ struct AmqpLayout {
   uint16_t class_id = 0, method_id = 0; // of the first method frame (0/0 when none)
   std::optional<uint64_t> body_size;    // from the first content header frame
   std::string content_type;             // from that header, when its content-type flag is set
+  uint64_t padding_bytes = 0; // skipped between frames: a write-buffer pool's 8-byte alignment
 
   static constexpr size_t kMaxFrames = 1u << 16;
 };
 
 /// Parses AMQP frames starting at data[0]. nullopt unless data starts with the protocol header or
-/// at least one whole valid frame (a lone body frame must be followed by another valid frame).
-/// Stops at the first invalid frame. Never reads outside `data`.
+/// at least one whole valid frame (a body frame first must be followed by another valid frame, or
+/// fill `data` but for an allocator's rounding: docs/kinds.md).
+/// Stops at the first invalid frame, except that up to 7 bytes to the next multiple of 8 are
+/// skipped when a whole method or content header frame starts there (node's Buffer pool leaves
+/// such padding between a client's writes). Never reads outside `data`.
 std::optional<AmqpLayout> parseAmqp(llvm::ArrayRef<uint8_t> data);
 
 /// "basic.publish" for 60/40 and so on; "" for ids not in the AMQP 0-9-1 method table.
