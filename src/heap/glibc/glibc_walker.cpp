@@ -96,11 +96,12 @@ struct HeapGap {
 /// Gaps of one heap reported one by one; the rest are counted in one warning.
 constexpr size_t kGapsWarnedPerHeap = 16;
 
-/// "0x1000-0x2000 (4096 bytes, not captured in the dump)".
+/// "0x1000-0x2000 (4096 bytes, not captured in the dump)", or "(..., no mapping in the dump)".
 std::string describeGap(const AddressSpace &memory, const Interval &gap) {
+  const Fault fault = memory.classify(gap.first);
   return hexAddress(gap.first) + "-" + hexAddress(gap.second) + " (" +
          std::to_string(gap.second - gap.first) + " bytes, " +
-         faultName(memory.classify(gap.first)).str() + ")";
+         (fault == Fault::Unmapped ? "no mapping in the dump" : faultName(fault).str()) + ")";
 }
 
 /// One piece of work in address order: a span to walk or an mmapped chunk to report.
@@ -193,46 +194,76 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
     uint64_t span_chunks = 0;
     uint64_t stop = 0;
     std::string why;
-    WalkEnd end = walkChunks(
-        reader, span,
-        [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
-          ++span_chunks;
-          for (; gi < gaps.size() && gaps[gi].span.first < chunk + csize; ++gi)
-            gaps[gi] = {gaps[gi].span, chunk, csize, span_chunks};
-          AllocState state;
-          switch (hint) {
-          case ChunkHint::NextPrevInuseClear:
-          case ChunkHint::Top:
-            state = AllocState::Free;
-            break;
-          case ChunkHint::Unknown:
-            state = AllocState::Unknown;
-            break;
-          case ChunkHint::NextPrevInuseSet:
-          default:
-            if (csize >= kSmallestCertainChunk) {
-              state = AllocState::Used;
-              break;
-            }
-            while (fi < free_chunks.size() && free_chunks[fi] < chunk)
-              ++fi;
-            if (fi < free_chunks.size() && free_chunks[fi] == chunk)
-              state = AllocState::Free;
-            else
-              state = small_known ? AllocState::Used : AllocState::Unknown;
-            break;
-          }
-          a.chunk_address = chunk;
-          a.chunk_size = csize;
-          a.address = chunk + kChunkHeader;
-          a.size = csize - 8; // the next chunk's prev_size field is usable while in use
-          a.state = state;
-          sink(a);
-          result.stats.add(a);
-          ++chunks;
-        },
-        stop, why);
+    auto on_chunk = [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+      ++span_chunks;
+      for (; gi < gaps.size() && gaps[gi].span.first < chunk + csize; ++gi)
+        gaps[gi] = {gaps[gi].span, chunk, csize, span_chunks};
+      AllocState state;
+      switch (hint) {
+      case ChunkHint::NextPrevInuseClear:
+      case ChunkHint::Top:
+        state = AllocState::Free;
+        break;
+      case ChunkHint::Unknown:
+        state = AllocState::Unknown;
+        break;
+      case ChunkHint::NextPrevInuseSet:
+      default:
+        if (csize >= kSmallestCertainChunk) {
+          state = AllocState::Used;
+          break;
+        }
+        while (fi < free_chunks.size() && free_chunks[fi] < chunk)
+          ++fi;
+        if (fi < free_chunks.size() && free_chunks[fi] == chunk)
+          state = AllocState::Free;
+        else
+          state = small_known ? AllocState::Used : AllocState::Unknown;
+        break;
+      }
+      a.chunk_address = chunk;
+      a.chunk_size = csize;
+      a.address = chunk + kChunkHeader;
+      a.size = csize - 8; // the next chunk's prev_size field is usable while in use
+      a.state = state;
+      sink(a);
+      result.stats.add(a);
+      ++chunks;
+    };
+    // The walk, resumed after each uncaptured stretch that holds chunk headers at the first
+    // header past it whose chain reaches top.
     const char *heap_name = span.kind == SpanKind::MainHeap ? "main heap" : "heap";
+    Span segment = span;
+    WalkEnd end = walkChunks(reader, segment, on_chunk, stop, why);
+    struct Resumed {
+      Interval gap;
+      uint64_t lost_from, resumed_at, chunks_before;
+    };
+    std::vector<Resumed> resumed;
+    while (end == WalkEnd::NotCaptured && resumed.size() < kResyncsPerHeap) {
+      auto g = std::find_if(gaps.begin(), gaps.end(), [&](const HeapGap &x) {
+        return x.span.first < stop + 16 && stop < x.span.second; // holds the header at `stop`
+      });
+      if (g == gaps.end() || stop == segment.first_chunk)
+        break;
+      const uint64_t resume = resyncAfter(reader, span, g->span.second);
+      if (!resume)
+        break;
+      resumed.push_back({g->span, stop, resume, span_chunks});
+      segment.first_chunk = resume;
+      why.clear();
+      end = walkChunks(reader, segment, on_chunk, stop, why);
+    }
+    for (const Resumed &r : resumed) {
+      ++heap_gaps;
+      diags.warn(
+          hexAddress(r.gap.first),
+          std::string(heap_name) + " bytes " + describeGap(memory, r.gap) +
+              " hold chunk headers: " + hexAddress(r.lost_from) + "-" + hexAddress(r.resumed_at) +
+              " is not walked, and the walk resumes at the chunk at " + hexAddress(r.resumed_at) +
+              ", the first after the gap whose headers chain to top: " +
+              std::to_string(span_chunks - r.chunks_before) + " chunks walked after the gap");
+    }
     // Gaps that a chunk's size carried the walk over: the walk went on behind them.
     size_t gaps_bridged = 0;
     for (const HeapGap &g : gaps) {
@@ -299,7 +330,7 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   if (spans_corrupt)
     fact("heaps_cut_short", std::to_string(spans_corrupt));
   if (heap_gaps)
-    fact("heap_gaps_bridged", std::to_string(heap_gaps));
+    fact("heap_gaps_walked_past", std::to_string(heap_gaps));
   return result;
 }
 
