@@ -1,5 +1,6 @@
 #include "region_scan.h"
 
+#include "dumpsift/sniff/json_text.h"
 #include "dumpsift/support/bytes.h"
 
 #include "llvm/Support/Endian.h"
@@ -36,6 +37,43 @@ uint64_t nonZeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from) {
   return bytes.size();
 }
 
+// Text has no signature, so the scan believes JSON text only where it is strong: an object or
+// array opening as JSON does ('{"', '[{"', '["' or '[' and a digit, whitespace allowed between),
+// where a value of its own can start (not right after a byte JSON puts before a nested value, nor
+// after a quote or a backslash, as inside a string: so the values nested in JSON that fails to
+// close are not tried again, one by one), valid to its closing bracket within kJsonTextLimit
+// bytes and at least kSmallestJsonText long (shorter bracketed fragments occur in any text).
+constexpr uint64_t kSmallestJsonText = 256;
+constexpr uint64_t kJsonTextLimit = 16u << 20;
+
+// True when bytes[i] can start JSON text of its own (see above).
+bool jsonTextLead(llvm::ArrayRef<uint8_t> bytes, uint64_t i) {
+  const uint8_t open = bytes[i];
+  if (open != '{' && open != '[')
+    return false;
+  auto is_space = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  if (i > 0) {
+    const uint8_t before = bytes[i - 1];
+    if (before == '[' || before == ',' || before == ':' || before == '"' || before == '\\' ||
+        is_space(before))
+      return false;
+  }
+  // The byte after `from` and at most 64 bytes of whitespace (0 past the end).
+  auto next_token = [&](uint64_t from, uint64_t &at) -> uint8_t {
+    at = from + 1;
+    while (at < bytes.size() && at - from <= 64 && is_space(bytes[at]))
+      ++at;
+    return at < bytes.size() ? bytes[at] : 0;
+  };
+  uint64_t at = 0;
+  const uint8_t c = next_token(i, at);
+  if (open == '{')
+    return c == '"';
+  if (c == '"' || (c >= '0' && c <= '9'))
+    return true;
+  return c == '{' && next_token(at, at) == '"';
+}
+
 // Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
 void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
                const std::function<void(Buffer)> &emit) {
@@ -67,7 +105,8 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       continue;
     }
     const std::vector<const Sniffer *> &candidates = table.by_lead[bytes[i]];
-    if (candidates.empty()) {
+    const bool json_lead = jsonTextLead(bytes, i);
+    if (candidates.empty() && !json_lead) {
       ++i;
       continue;
     }
@@ -81,6 +120,13 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       if (hit)
         break;
     }
+    if (!hit && json_lead)
+      if (std::optional<uint64_t> length = closedJsonValueLength(rest, kJsonTextLimit);
+          length && *length >= kSmallestJsonText) {
+        hit = SniffResult{}; // its details are the JSON sniffer's, from the whole value
+        hit->kind = ContentKind::Json;
+        hit->length = hit->structure_length = *length;
+      }
     if (!hit) {
       ++i;
       continue;

@@ -475,6 +475,66 @@ std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &s
   return out;
 }
 
+namespace {
+
+/// An architecture as target triples spell it (the ELF reader's names) and its pointer size.
+struct MinidumpArch {
+  const char *name; // nullptr: not known
+  unsigned pointer_size;
+};
+
+/// The architecture of a SystemInfo ProcessorArchitecture value: Microsoft's
+/// PROCESSOR_ARCHITECTURE_* (winnt.h: INTEL 0, MIPS 1, ALPHA 2, PPC 3, SHX 4, ARM 5, IA64 6,
+/// ALPHA64 7, MSIL 8, AMD64 9, IA32_ON_WIN64 10, ARM64 12, ARM32_ON_WIN64 13, IA32_ON_ARM64 14)
+/// and Breakpad's own (minidump_format.h: SPARC 0x8001, PPC64 0x8002, ARM64_OLD 0x8003, MIPS64
+/// 0x8004, RISCV 0x8005, RISCV64 0x8006). A value not listed is {nullptr, 8}; MSIL (managed code,
+/// no processor) is named but keeps that pointer size, and SPARC, whose Breakpad context does not
+/// say 32 or 64 bits, too.
+MinidumpArch minidumpArch(uint16_t value) {
+  switch (value) {
+  case 0:
+  case 10: // a 32-bit process on 64-bit Windows (WoW64)
+  case 14: // an x86 process on ARM64 Windows
+    return {"x86", 4};
+  case 1:
+    return {"mips", 4};
+  case 2:
+    return {"alpha", 8};
+  case 3:
+    return {"ppc", 4};
+  case 4:
+    return {"sh", 4};
+  case 5:
+  case 13: // a 32-bit ARM process on ARM64 Windows
+    return {"arm", 4};
+  case 6:
+    return {"ia64", 8};
+  case 7:
+    return {"alpha64", 8};
+  case 8:
+    return {"msil", 8};
+  case 9:
+    return {"x86_64", 8};
+  case 12:
+  case 0x8003:
+    return {"aarch64", 8};
+  case 0x8001:
+    return {"sparc", 8};
+  case 0x8002:
+    return {"ppc64", 8};
+  case 0x8004:
+    return {"mips64", 8};
+  case 0x8005:
+    return {"riscv32", 4};
+  case 0x8006:
+    return {"riscv64", 8};
+  default:
+    return {nullptr, 8};
+  }
+}
+
+} // namespace
+
 std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics &diags) {
   const auto *si = viewAs<md::SystemInfo>(stream.bytes, 0);
   if (!si) {
@@ -486,31 +546,9 @@ std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics
   e.arch = static_cast<uint16_t>(raw(si->ProcessorArch));
   e.platform = raw(si->PlatformId);
   SystemInfo &info = e.info;
-  using Arch = md::ProcessorArchitecture;
-  switch (static_cast<Arch>(e.arch)) {
-  case Arch::AMD64:
-    info.arch = "x86_64";
-    info.pointer_size = 8;
-    break;
-  case Arch::ARM64:
-  case Arch::BP_ARM64:
-    info.arch = "aarch64";
-    info.pointer_size = 8;
-    break;
-  case Arch::X86:
-  case Arch::X86Win64:
-    info.arch = "x86";
-    info.pointer_size = 4;
-    break;
-  case Arch::ARM:
-    info.arch = "arm";
-    info.pointer_size = 4;
-    break;
-  default:
-    info.arch = "machine-" + std::to_string(e.arch);
-    info.pointer_size = 8;
-    break;
-  }
+  const MinidumpArch arch = minidumpArch(e.arch);
+  info.arch = arch.name ? std::string(arch.name) : "machine-" + std::to_string(e.arch);
+  info.pointer_size = arch.pointer_size;
   using OS = md::OSPlatform;
   switch (static_cast<OS>(e.platform)) {
   case OS::Win32S:
@@ -547,7 +585,7 @@ std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics
     info.os = "unknown";
     break;
   }
-  info.little_endian = true; // every architecture above runs little-endian in minidumps
+  info.little_endian = true; // only little-endian minidumps are read (the header's signature)
   return e;
 }
 

@@ -3,6 +3,7 @@
 // bounded well-formedness scan of tags) and HTML (doctype or <html>, "</html>" as the end).
 // Every scan is bounded (kScanLimit) and allocation-free until a result is built.
 #include "common.h"
+#include "dumpsift/sniff/json_text.h"
 
 #include <algorithm>
 #include <cstring>
@@ -337,12 +338,12 @@ Token jsonLiteral(Bytes d, size_t n, size_t &i) {
   return Token::Ok;
 }
 
-/// Validates JSON from the first '{' or '[' over at most kScanLimit bytes: tokens, nesting and
+/// Validates JSON from the first '{' or '[' over at most `limit` bytes: tokens, nesting and
 /// bracket balance. Fixed-size nesting stack, no allocation.
-JsonScan scanJson(Bytes d) {
+JsonScan scanJson(Bytes d, size_t limit = kScanLimit) {
   JsonScan s;
-  const size_t n = std::min(d.size(), kScanLimit);
-  const bool limited = d.size() > kScanLimit;
+  const size_t n = std::min(d.size(), limit);
+  const bool limited = d.size() > limit;
   uint64_t is_object[kMaxJsonDepth / 64] = {};
   unsigned depth = 0;
   enum State { Value, ValueOrClose, Key, KeyOrClose, Colon, CommaOrClose } state = Value;
@@ -872,3 +873,16 @@ std::unique_ptr<Sniffer> makeHtmlSniffer() {
 }
 
 } // namespace dumpsift::sniffimpl
+
+namespace dumpsift {
+
+std::optional<uint64_t> closedJsonValueLength(llvm::ArrayRef<uint8_t> data, uint64_t limit) {
+  if (data.empty() || (data[0] != '{' && data[0] != '['))
+    return std::nullopt;
+  const sniffimpl::JsonScan s = sniffimpl::scanJson(data, limit);
+  if (s.end != sniffimpl::ScanEnd::Closed)
+    return std::nullopt;
+  return s.pos;
+}
+
+} // namespace dumpsift

@@ -9,6 +9,8 @@
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <map>
 #include <string>
 
 using namespace dumpsift;
@@ -143,4 +145,96 @@ TEST_CASE("region scan: a final chunk written over a stale frame is the frame an
   REQUIRE(stale != nullptr);
   CHECK(std::get<uint64_t>(*stale) == reused.size() + header.size() - final_chunk.size());
   CHECK(analysis.buffers[1].allocation.address == kBase + reused.size() + header.size());
+}
+
+namespace {
+
+// A Wine-like 8-byte block header: a size word and the "US" tag (no byte JSON puts before a value).
+const std::string kBlockHeader("\x40\x0c\x00\x00\x00\x00US", 8);
+
+// A compact JSON array of `count` objects: [{"id":0,"key":"photos/IMG_00000.jpg","ok":true},...].
+std::string jsonObjects(int count) {
+  std::string out = "[";
+  for (int i = 0; i < count; ++i) {
+    char item[96];
+    std::snprintf(item, sizeof item, "%s{\"id\":%d,\"key\":\"photos/IMG_%05d.jpg\",\"ok\":true}",
+                  i ? "," : "", i, i);
+    out += item;
+  }
+  return out + "]";
+}
+
+// The hits of the scan of `bytes` at `base` with a 256-byte minimum, by offset from `base`.
+std::map<uint64_t, Buffer> scanHits(uint64_t base, const std::string &bytes) {
+  OneRegion region(base, bytes);
+  AddressSpace memory(region.snapshot);
+  AnalyzeOptions options;
+  options.min_size = 256;
+  Analysis analysis = analyze(memory, options);
+  std::map<uint64_t, Buffer> hits;
+  for (Buffer &b : analysis.buffers) {
+    CHECK(bufferSource(analysis, b) == "region-scan");
+    hits[b.allocation.address - base] = std::move(b);
+  }
+  return hits;
+}
+
+} // namespace
+
+TEST_CASE("region scan: JSON text between packed blocks is found with its own extent") {
+  // Compact, pretty-printed and numeric JSON, each behind a block header or zeros.
+  const std::string compact = jsonObjects(60);
+  std::string pretty = "{\n  \"bucket\": \"photos\",\n  \"sizes\": [\n";
+  for (int i = 0; i < 80; ++i)
+    pretty += "    " + std::to_string(1000 + i * 37) + (i < 79 ? ",\n" : "\n");
+  pretty += "  ],\n  \"escaped\": \"a \\\"quoted\\\" \\u00e9 word\"\n}";
+  std::string numbers = "[";
+  for (int i = 0; i < 100; ++i)
+    numbers += (i ? ", " : "") + std::to_string(i * 1.5) + "e2";
+  numbers += "]";
+  const std::string texts[3] = {compact, pretty, numbers};
+  std::string bytes;
+  uint64_t offsets[3];
+  for (int i = 0; i < 3; ++i) {
+    bytes += i == 1 ? std::string(8, '\0') : kBlockHeader;
+    offsets[i] = bytes.size();
+    bytes += texts[i];
+  }
+  bytes += kBlockHeader + std::string(4096, '\0');
+  const std::map<uint64_t, Buffer> hits = scanHits(0x40000000, bytes);
+  REQUIRE(hits.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    INFO("text " << i << ": " << texts[i].substr(0, 40));
+    REQUIRE(hits.count(offsets[i]));
+    const Buffer &b = hits.at(offsets[i]);
+    CHECK(kindName(b.content.kind) == "json");
+    CHECK(b.allocation.size == texts[i].size());
+    CHECK_FALSE(b.estimated);
+    const DetailValue *complete = b.content.details.get("complete");
+    REQUIRE(complete != nullptr);
+    CHECK(std::get<bool>(*complete));
+  }
+}
+
+TEST_CASE("region scan: JSON that does not close, short fragments and nested values are not "
+          "believed") {
+  // A long array broken in its middle (its nested objects must not be reported one by one), one
+  // cut by zeros, a 40-byte object, an array of numbers then bare words, and JSON inside a
+  // string of other text.
+  std::string broken = jsonObjects(60);
+  broken[broken.size() / 2] = '#';
+  std::string cut = jsonObjects(60);
+  cut.resize(cut.size() - 10);
+  const std::string bytes = kBlockHeader + broken + kBlockHeader + cut + std::string(16, '\0') +
+                            kBlockHeader + "{\"id\":1,\"key\":\"photos/IMG_00001.jpg\"}" +
+                            kBlockHeader + "[ 1, 2, 3, " + std::string(300, 'x') + "]" +
+                            kBlockHeader + "log line: got \"[{\\\"id\\\":1}]\" from peer " +
+                            std::string(4096, '\0');
+  const std::map<uint64_t, Buffer> hits = scanHits(0x50000000, bytes);
+  std::string listed;
+  for (const auto &[offset, b] : hits)
+    listed += " +" + std::to_string(offset) + " " + kindName(b.content.kind).str() + " " +
+              std::to_string(b.allocation.size);
+  INFO("hits:" << listed);
+  CHECK(hits.empty());
 }

@@ -972,3 +972,46 @@ TEST_CASE("minidump: a Memory64List of more than 2^19 one-byte ranges reads the 
   CHECK(snap->regions.size() == count - 1);
   CHECK(snap->memory.back().start == 0x10000000 + (count - 2) * 0x1000);
 }
+
+TEST_CASE("minidump: every known ProcessorArchitecture is named, with its pointer size") {
+  // Microsoft's PROCESSOR_ARCHITECTURE_* (winnt.h) and Breakpad's MD_CPU_ARCHITECTURE_*
+  // (src/google_breakpad/common/minidump_format.h) values, spelled as the ELF reader does.
+  struct Known {
+    uint16_t value;
+    const char *arch;
+    unsigned pointer_size;
+  };
+  const Known known[] = {
+      {0, "x86", 4},
+      {1, "mips", 4},
+      {2, "alpha", 8},
+      {3, "ppc", 4},
+      {4, "sh", 4},
+      {5, "arm", 4},
+      {6, "ia64", 8},
+      {7, "alpha64", 8},
+      {8, "msil", 8},
+      {9, "x86_64", 8},
+      {10, "x86", 4},
+      {12, "aarch64", 8},
+      {13, "arm", 4},
+      {14, "x86", 4},
+      {0x8001, "sparc", 8},
+      {0x8002, "ppc64", 8},
+      {0x8003, "aarch64", 8},
+      {0x8004, "mips64", 8},
+      {0x8005, "riscv32", 4},
+      {0x8006, "riscv64", 8},
+      {11, "machine-11", 8},
+      {0x8007, "machine-32775", 8},
+      {0xffff, "machine-65535", 8},
+  };
+  for (const Known &k : known) {
+    INFO("ProcessorArchitecture " << k.value);
+    MdmpWriter w(1);
+    w.stream(SystemInfoType, systemInfo(k.value, kLinux));
+    auto snap = mustOpen(w.finish());
+    CHECK(snap->system.arch == k.arch);
+    CHECK(snap->system.pointer_size == k.pointer_size);
+  }
+}

@@ -6,6 +6,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/info.h"
 #include "dumpsift/sniff/framing.h"
+#include "dumpsift/sniff/json_text.h"
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/sniff/thumbnail.h"
 #include "dumpsift/support/utf8.h"
@@ -221,6 +222,9 @@ int fuzzSniff(const uint8_t *data, size_t size) {
   }
   for (llvm::ArrayRef<uint8_t> body : amqpBodies(buffer))
     FUZZ_CHECK(within(body, buffer));
+  // The region scan's JSON lead: a closed value lies inside the buffer.
+  if (std::optional<uint64_t> json = closedJsonValueLength(buffer, size))
+    FUZZ_CHECK(*json >= 2 && *json <= size);
   // Thumbnails (the HTML report) decode what the sniff calls an image, and any PNG header: a
   // small picture or none, within the limits.
   const SniffResult content = sniff(buffer);

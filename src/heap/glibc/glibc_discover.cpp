@@ -261,6 +261,18 @@ bool plausibleFirstChunk(CachedReader &reader, uint64_t chunk, uint64_t end) {
          csize <= end - chunk;
 }
 
+/// True when a quiet header walk of `span` from its first chunk reaches the top chunk, or stops
+/// only at a header the dump lacks (what is not captured says nothing against the start): the
+/// check that a heap start from system_mem is right when the heap spans several mappings (a page
+/// of it protected apart, or not in the core).
+bool headerWalkReachesTop(CachedReader &reader, const Span &span) {
+  uint64_t stop = 0;
+  std::string why;
+  WalkEnd end = walkChunks(
+      reader, span, [](uint64_t, uint64_t, ChunkHint) {}, stop, why);
+  return end == WalkEnd::Top || end == WalkEnd::NotCaptured;
+}
+
 /// The brk heap when main_arena is unknown: a Heap-class region, else the first anonymous
 /// writable region above the executable, whose first chunk looks right. Empty span if none.
 Span fallbackMainHeap(CachedReader &reader, const Snapshot &snapshot) {
@@ -458,10 +470,14 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
       const Region *top_region = reader.memory().regionContaining(main.top);
       bool contiguous = !(main.flags & kNonContiguousBit);
       uint64_t start = span.end - main.system_mem;
+      span.first_chunk = firstChunkAt(start);
       if (contiguous && main.system_mem >= main.top_size && main.system_mem <= span.end &&
-          top_region && start >= top_region->start &&
-          plausibleFirstChunk(reader, firstChunkAt(start), span.end)) {
-        plan.main_heap_how = "main_arena top and system_mem";
+          top_region && plausibleFirstChunk(reader, span.first_chunk, span.end) &&
+          (start >= top_region->start || headerWalkReachesTop(reader, span))) {
+        plan.main_heap_how = start >= top_region->start
+                                 ? "main_arena top and system_mem"
+                                 : "main_arena top and system_mem (a header walk across the "
+                                   "mappings reaches top)";
       } else if (top_region) {
         start = top_region->start;
         plan.main_heap_how = "region holding main_arena top";

@@ -61,7 +61,8 @@ private:
 
 /// The raw view of a tcache_perthread_struct at user address `user`, when it looks like one:
 /// each bin has a count of 0 with a null head or a non-zero count with a head pointing at a chunk
-/// of that bin's size. nullptr otherwise.
+/// of that bin's size (or at aligned memory whose header the dump lacks, which says nothing
+/// against it). nullptr otherwise.
 const uint8_t *tcacheView(CachedReader &reader, uint64_t user) {
   const uint8_t *p = reader.view(user, kTcacheStructSize);
   if (!p)
@@ -71,8 +72,10 @@ const uint8_t *tcacheView(CachedReader &reader, uint64_t user) {
     uint64_t head = read64le(p + kTcacheEntriesOffset + 8 * i);
     if ((count == 0) != (head == 0))
       return nullptr;
-    if (head &&
-        (head <= kChunkHeader || !chunkOfSize(reader, head - kChunkHeader, 0x20 + 0x10 * i)))
+    uint64_t size_word = 0;
+    if (head && (head <= kChunkHeader || (head & kAlignMask) != 0 ||
+                 (reader.u64(head - 8, size_word) &&
+                  !chunkOfSize(reader, head - kChunkHeader, 0x20 + 0x10 * i))))
       return nullptr;
   }
   return p;
@@ -148,6 +151,12 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
       std::string where =
           "tcache " + hexAddress(chunk + kChunkHeader) + " bin " + std::to_string(i);
       for (unsigned k = 0; k < count && e; ++k) {
+        uint64_t size_word = 0;
+        if (e > kChunkHeader && !reader.u64(e - 8, size_word)) {
+          diags.warn(where,
+                     "entry " + hexAddress(e) + " lies in memory the dump lacks; list cut there");
+          break;
+        }
         if (e <= kChunkHeader || !chunkOfSize(reader, e - kChunkHeader, expect)) {
           diags.warn(where, "entry " + hexAddress(e) + " is not a free chunk of size " +
                                 std::to_string(expect) + "; list cut there");

@@ -135,6 +135,47 @@ inline HeaderCheck checkHeader(const Span &span, uint64_t cur, uint64_t size_wor
   return HeaderCheck::Corrupt;
 }
 
+/// Header reads one resync after an uncaptured stretch may spend (resyncAfter), and resyncs per
+/// heap: a hostile dump with many gaps costs at most their product.
+constexpr uint64_t kResyncBudget = 1ull << 24;
+constexpr unsigned kResyncsPerHeap = 16;
+/// How far past an uncaptured stretch resyncAfter looks for the next chunk header.
+constexpr uint64_t kResyncWindow = 1ull << 20;
+
+/// True when chunk headers chain from `p`, each passing checkHeader, to the span's top chunk or
+/// its end, or to a header the dump lacks after at least one good one; spends one of `budget`
+/// per header read and fails when it runs out.
+inline bool chainsToTop(CachedReader &reader, const Span &span, uint64_t p, uint64_t &budget) {
+  std::string why;
+  for (uint64_t cur = p; budget > 0; --budget) {
+    uint64_t word = 0;
+    if (cur >= span.end || span.end - cur < 16)
+      return false;
+    if (!reader.u64(cur + 8, word))
+      return cur != p;
+    if (checkHeader(span, cur, word, why) != HeaderCheck::Ok)
+      return false;
+    const uint64_t next = cur + (word & ~kSizeBits);
+    if (cur == span.top || next == span.end)
+      return true;
+    cur = next;
+  }
+  return false;
+}
+
+/// The first chunk at or after `from` (an uncaptured stretch's end) and within kResyncWindow of
+/// it whose header chain reaches top (chainsToTop), spending at most kResyncBudget header reads;
+/// 0 when there is none. Where the dump lacks the headers of a heap, this is where its walk can
+/// go on: a chain of valid headers that lands exactly on top does not arise from other bytes.
+inline uint64_t resyncAfter(CachedReader &reader, const Span &span, uint64_t from) {
+  uint64_t budget = kResyncBudget;
+  const uint64_t first = (from + kAlignMask) & ~kAlignMask;
+  for (uint64_t p = first; p < span.end && p - first < kResyncWindow && budget > 0; p += 16)
+    if (chainsToTop(reader, span, p, budget))
+      return p;
+  return 0;
+}
+
 /// Bytes of a heap walked between two releases of the dump's pages behind the walk: each header
 /// read maps the page-cache pages around it into the process, so without releases the resident
 /// set would grow with the heap (see AddressSpace::releasePages).

@@ -3,6 +3,7 @@
 #include "glibc_walker.h"
 
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/intervals.h"
 #include "glibc_model.h"
 
 #include <algorithm>
@@ -64,6 +65,45 @@ public:
                                       Diagnostics &diags) const override;
 };
 
+/// The stretches of [start, end) whose bytes the dump lacks (not captured, or not mapped in it),
+/// in address order. At most one more than the snapshot has memory ranges.
+std::vector<Interval> uncapturedSpans(const AddressSpace &memory, uint64_t start, uint64_t end) {
+  std::vector<Interval> gaps;
+  const std::vector<MemoryRange> &ranges = memory.snapshot().memory;
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), start,
+                             [](uint64_t a, const MemoryRange &m) { return a < m.start; });
+  if (it != ranges.begin() && std::prev(it)->end() > start)
+    --it;
+  uint64_t cur = start;
+  for (; it != ranges.end() && cur < end && it->start < end; ++it) {
+    if (it->start > cur)
+      gaps.emplace_back(cur, it->start);
+    cur = std::max(cur, it->end());
+  }
+  if (cur < end)
+    gaps.emplace_back(cur, end);
+  return gaps;
+}
+
+/// An uncaptured stretch of a heap and the chunk whose header holds its start, once walked.
+struct HeapGap {
+  Interval span;
+  uint64_t chunk = 0; // 0 until the walk reaches the chunk holding span.first
+  uint64_t chunk_size = 0;
+  uint64_t chunks_through = 0; // chunks of the heap walked up to and including that chunk
+};
+
+/// Gaps of one heap reported one by one; the rest are counted in one warning.
+constexpr size_t kGapsWarnedPerHeap = 16;
+
+/// "0x1000-0x2000 (4096 bytes, not captured in the dump)", or "(..., no mapping in the dump)".
+std::string describeGap(const AddressSpace &memory, const Interval &gap) {
+  const Fault fault = memory.classify(gap.first);
+  return hexAddress(gap.first) + "-" + hexAddress(gap.second) + " (" +
+         std::to_string(gap.second - gap.first) + " bytes, " +
+         (fault == Fault::Unmapped ? "no mapping in the dump" : faultName(fault).str()) + ")";
+}
+
 /// One piece of work in address order: a span to walk or an mmapped chunk to report.
 struct WorkItem {
   uint64_t start;
@@ -123,7 +163,7 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   HeapWalkResult result;
   result.walker = "glibc";
   Allocation a; // reused: no per-chunk construction
-  uint64_t chunks = 0, spans_corrupt = 0;
+  uint64_t chunks = 0, spans_corrupt = 0, heap_gaps = 0;
   for (const WorkItem &item : work) {
     if (!item.is_span) {
       const MmappedChunk &m = plan.mmapped[item.index];
@@ -147,50 +187,111 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
                 free_chunks.begin();
     a.arena = span.arena;
     a.mmapped = false;
+    std::vector<HeapGap> gaps;
+    for (const Interval &g : uncapturedSpans(memory, span.first_chunk, span.end))
+      gaps.push_back({g});
+    size_t gi = 0;
+    uint64_t span_chunks = 0;
     uint64_t stop = 0;
     std::string why;
-    WalkEnd end = walkChunks(
-        reader, span,
-        [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
-          AllocState state;
-          switch (hint) {
-          case ChunkHint::NextPrevInuseClear:
-          case ChunkHint::Top:
-            state = AllocState::Free;
-            break;
-          case ChunkHint::Unknown:
-            state = AllocState::Unknown;
-            break;
-          case ChunkHint::NextPrevInuseSet:
-          default:
-            if (csize >= kSmallestCertainChunk) {
-              state = AllocState::Used;
-              break;
-            }
-            while (fi < free_chunks.size() && free_chunks[fi] < chunk)
-              ++fi;
-            if (fi < free_chunks.size() && free_chunks[fi] == chunk)
-              state = AllocState::Free;
-            else
-              state = small_known ? AllocState::Used : AllocState::Unknown;
-            break;
-          }
-          a.chunk_address = chunk;
-          a.chunk_size = csize;
-          a.address = chunk + kChunkHeader;
-          a.size = csize - 8; // the next chunk's prev_size field is usable while in use
-          a.state = state;
-          sink(a);
-          result.stats.add(a);
-          ++chunks;
-        },
-        stop, why);
+    auto on_chunk = [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+      ++span_chunks;
+      for (; gi < gaps.size() && gaps[gi].span.first < chunk + csize; ++gi)
+        gaps[gi] = {gaps[gi].span, chunk, csize, span_chunks};
+      AllocState state;
+      switch (hint) {
+      case ChunkHint::NextPrevInuseClear:
+      case ChunkHint::Top:
+        state = AllocState::Free;
+        break;
+      case ChunkHint::Unknown:
+        state = AllocState::Unknown;
+        break;
+      case ChunkHint::NextPrevInuseSet:
+      default:
+        if (csize >= kSmallestCertainChunk) {
+          state = AllocState::Used;
+          break;
+        }
+        while (fi < free_chunks.size() && free_chunks[fi] < chunk)
+          ++fi;
+        if (fi < free_chunks.size() && free_chunks[fi] == chunk)
+          state = AllocState::Free;
+        else
+          state = small_known ? AllocState::Used : AllocState::Unknown;
+        break;
+      }
+      a.chunk_address = chunk;
+      a.chunk_size = csize;
+      a.address = chunk + kChunkHeader;
+      a.size = csize - 8; // the next chunk's prev_size field is usable while in use
+      a.state = state;
+      sink(a);
+      result.stats.add(a);
+      ++chunks;
+    };
+    // The walk, resumed after each uncaptured stretch that holds chunk headers at the first
+    // header past it whose chain reaches top.
+    const char *heap_name = span.kind == SpanKind::MainHeap ? "main heap" : "heap";
+    Span segment = span;
+    WalkEnd end = walkChunks(reader, segment, on_chunk, stop, why);
+    struct Resumed {
+      Interval gap;
+      uint64_t lost_from, resumed_at, chunks_before;
+    };
+    std::vector<Resumed> resumed;
+    while (end == WalkEnd::NotCaptured && resumed.size() < kResyncsPerHeap) {
+      auto g = std::find_if(gaps.begin(), gaps.end(), [&](const HeapGap &x) {
+        return x.span.first < stop + 16 && stop < x.span.second; // holds the header at `stop`
+      });
+      if (g == gaps.end() || stop == segment.first_chunk)
+        break;
+      const uint64_t resume = resyncAfter(reader, span, g->span.second);
+      if (!resume)
+        break;
+      resumed.push_back({g->span, stop, resume, span_chunks});
+      segment.first_chunk = resume;
+      why.clear();
+      end = walkChunks(reader, segment, on_chunk, stop, why);
+    }
+    for (const Resumed &r : resumed) {
+      ++heap_gaps;
+      diags.warn(
+          hexAddress(r.gap.first),
+          std::string(heap_name) + " bytes " + describeGap(memory, r.gap) +
+              " hold chunk headers: " + hexAddress(r.lost_from) + "-" + hexAddress(r.resumed_at) +
+              " is not walked, and the walk resumes at the chunk at " + hexAddress(r.resumed_at) +
+              ", the first after the gap whose headers chain to top: " +
+              std::to_string(span_chunks - r.chunks_before) + " chunks walked after the gap");
+    }
+    // Gaps that a chunk's size carried the walk over: the walk went on behind them.
+    size_t gaps_bridged = 0;
+    for (const HeapGap &g : gaps) {
+      if (!g.chunk || g.span.second > g.chunk + g.chunk_size)
+        continue;
+      ++heap_gaps;
+      if (++gaps_bridged > kGapsWarnedPerHeap)
+        continue;
+      diags.warn(
+          hexAddress(g.span.first),
+          std::string(heap_name) + " bytes " + describeGap(memory, g.span) +
+              " lie inside the chunk at " + hexAddress(g.chunk) + " (" +
+              std::to_string(g.chunk_size) + " bytes), whose size carries the walk over them: " +
+              std::to_string(span_chunks - g.chunks_through) + " chunks walked after the gap");
+    }
+    if (gaps_bridged > kGapsWarnedPerHeap)
+      diags.warn(hexAddress(span.area_start), std::to_string(gaps_bridged - kGapsWarnedPerHeap) +
+                                                  " more uncaptured gaps in the " + heap_name +
+                                                  " bridged by a chunk's size");
+    if (end == WalkEnd::NotCaptured)
+      for (const HeapGap &g : gaps)
+        if (g.span.first < stop + 16 && stop < g.span.second) // the header at `stop`
+          why += ": " + describeGap(memory, g.span);
     if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
         (end == WalkEnd::Fence && !why.empty())) {
       ++spans_corrupt;
-      diags.warn(hexAddress(stop),
-                 why + " (" + (span.kind == SpanKind::MainHeap ? "main heap" : "heap") + " at " +
-                     hexAddress(span.area_start) + "; the rest of this heap is not walked)");
+      diags.warn(hexAddress(stop), why + " (" + heap_name + " at " + hexAddress(span.area_start) +
+                                       "; the rest of this heap is not walked)");
     } else if (span.top && end != WalkEnd::Top) {
       diags.warn(hexAddress(span.top), "heap walk from " + hexAddress(span.first_chunk) +
                                            " did not reach the arena's top chunk");
@@ -228,6 +329,8 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
     fact("libc_file_version", std::to_string(major) + "." + std::to_string(minor));
   if (spans_corrupt)
     fact("heaps_cut_short", std::to_string(spans_corrupt));
+  if (heap_gaps)
+    fact("heap_gaps_walked_past", std::to_string(heap_gaps));
   return result;
 }
 
