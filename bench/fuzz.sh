@@ -5,8 +5,9 @@
 #
 # SECONDS per target (default 600); BUILD_DIR is a -DDUMPSIFT_FUZZ=ON build (default build-fuzz);
 # TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers
-# mimalloc_walker musl_walker tcmalloc_walker sniff.
-# Each run starts from the seeds in fixtures/corpus/<target>/ and keeps what it finds in
+# mimalloc_walker musl_walker tcmalloc_walker sniff pipeline.
+# Each run starts from the seeds in fixtures/corpus/<target>/ (pipeline: those of elf_core,
+# minidump and glibc_walker too) and keeps what it finds in
 # BUILD_DIR/fuzz-work/<target>/ (the committed corpus stays small). A crash, leak, timeout
 # (-timeout=5) or out-of-memory (-rss_limit_mb=2048) stops the target and leaves the input in
 # fixtures/corpus/crashes/; fix it, then move the file to fixtures/corpus/<target>/regress-<what>.
@@ -20,7 +21,7 @@ while getopts "t:b:" opt; do
   case "$opt" in
   t) seconds="$OPTARG" ;;
   b) build="$OPTARG" ;;
-  *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -28,7 +29,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${build:-$root/build-fuzz}" && pwd)"
 targets=("$@")
 ((${#targets[@]})) || targets=(elf_core minidump glibc_walker jemalloc_walker managed_walkers
-  mimalloc_walker musl_walker tcmalloc_walker sniff)
+  mimalloc_walker musl_walker tcmalloc_walker sniff pipeline)
 crashes="$root/fixtures/corpus/crashes"
 mkdir -p "$crashes" "$build/fuzz-work"
 
@@ -44,7 +45,9 @@ for t in "${targets[@]}"; do
   work="$build/fuzz-work/$t"
   log="$build/fuzz-work/$t.log"
   mkdir -p "$work"
-  "$exe" "$work" "$root/fixtures/corpus/$t" -max_total_time="$seconds" -timeout=5 \
+  seeds=("$root/fixtures/corpus/$t")
+  [[ $t == pipeline ]] && seeds+=("$root"/fixtures/corpus/{elf_core,minidump,glibc_walker})
+  "$exe" "$work" "${seeds[@]}" -max_total_time="$seconds" -timeout=5 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/$t-" >"$log" 2>&1
   rc=$?
   last="$(grep -E '^#[0-9]+' "$log" | tail -1)"

@@ -9,8 +9,13 @@ MINIDUMP_MEMORY_LIST, MINIDUMP_MEMORY64_LIST, MINIDUMP_SYSTEM_INFO; breakpad's L
   gzip.core           4 MiB of private memory: back-to-back gzip members, each 4 MiB of zeros
   escapes.dmp         a command line, module path and process name holding ESC, BEL, CR
 
-Usage: hostile_dumps.py OUT_DIR [CLASS...]   (bench/hostile.sh runs dumpsift on them)
+Usage: hostile_dumps.py [--small] OUT_DIR [CLASS...]   (bench/hostile.sh runs dumpsift on them)
+
+--small writes each class in a small form instead (a few KiB: 64 aliased PT_LOADs of 4 KiB, 64
+aliased MemoryList ranges, 1,000 one-byte ranges, an 8 KiB region of two gzip members), the
+fuzz seeds fixtures/corpus/pipeline/regress-*.
 """
+import array
 import gzip
 import os
 import random
@@ -30,11 +35,11 @@ def elf_core(loads, notes=b""):
     data_at = 64 + 56 * phnum
     ehdr = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
     ehdr += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, phnum, 0, 0, 0)
-    phdrs = struct.pack("<IIQQQQQQ", PT_NOTE, 0, data_at, 0, 0, len(notes), 0, 4)
+    phdrs = [struct.pack("<IIQQQQQQ", PT_NOTE, 0, data_at, 0, 0, len(notes), 0, 4)]
     for vaddr, memsz, offset, filesz, flags in loads:
-        phdrs += struct.pack("<IIQQQQQQ", PT_LOAD, flags, data_at + len(notes) + offset, vaddr, 0,
-                             filesz, memsz, 0x1000)
-    return ehdr + phdrs + notes
+        phdrs.append(struct.pack("<IIQQQQQQ", PT_LOAD, flags, data_at + len(notes) + offset,
+                                 vaddr, 0, filesz, memsz, 0x1000))
+    return ehdr + b"".join(phdrs) + notes
 
 
 def minidump(streams, tail=b""):
@@ -64,40 +69,44 @@ def noise(n, seed):
     return random.Random(seed).randbytes(n)
 
 
-def aliased_core():
-    loads = [(0x10000000 + i * MIB, MIB, 0, MIB, PF_R | PF_W) for i in range(65533)]
-    return elf_core(loads) + noise(MIB, 1)
+def aliased_core(count=65533, size=MIB):
+    loads = [(0x10000000 + i * size, size, 0, size, PF_R | PF_W) for i in range(count)]
+    return elf_core(loads) + noise(size, 1)
 
 
-def aliased_dmp(count=1024):
+def aliased_dmp(count=1024, size=MIB):
     def memory_list(data_at):
-        descs = b"".join(struct.pack("<QII", 0x10000000 + i * MIB, MIB, data_at)
+        descs = b"".join(struct.pack("<QII", 0x10000000 + i * size, size, data_at)
                          for i in range(count))
         return struct.pack("<I", count) + descs
     streams = [(7, system_info_linux()), (5, memory_list(0))]
     streams[1] = (5, memory_list(tail_offset(streams)))
-    return minidump(streams, noise(MIB, 2))
+    return minidump(streams, noise(size, 2))
 
 
 def ranges_dmp(count=6_000_000):
     def memory64_list(base):
-        descs = bytearray(16 + 16 * count)
-        struct.pack_into("<QQ", descs, 0, count, base)
-        for i in range(count):
-            struct.pack_into("<QQ", descs, 16 + 16 * i, 0x10000000 + i * 0x1000, 1)
-        return bytes(descs)
+        # MINIDUMP_MEMORY64_LIST: NumberOfMemoryRanges, BaseRva, then (StartOfMemoryRange,
+        # DataSize) pairs, laid out as one array of little-endian u64s (a second, not a minute).
+        words = array.array("Q", bytes(8 * (2 + 2 * count)))
+        words[0], words[1] = count, base
+        words[2::2] = array.array("Q", range(0x10000000, 0x10000000 + count * 0x1000, 0x1000))
+        words[3::2] = array.array("Q", [1]) * count
+        if sys.byteorder != "little":
+            words.byteswap()
+        return words.tobytes()
     streams = [(7, system_info_linux()), (9, memory64_list(0))]
     streams[1] = (9, memory64_list(tail_offset(streams)))
     return minidump(streams, noise(count, 3))
 
 
-def gzip_core():
+def gzip_core(size=4 * MIB):
     member = gzip.compress(bytes(4 * MIB), compresslevel=9, mtime=0)
     region = bytearray()
-    while len(region) + len(member) <= 4 * MIB:
+    while len(region) + len(member) <= size:
         region += member
-    region += bytes(4 * MIB - len(region))
-    return elf_core([(0x20000000, 4 * MIB, 0, 4 * MIB, PF_R | PF_W)]) + bytes(region)
+    region += bytes(size - len(region))
+    return elf_core([(0x20000000, size, 0, size, PF_R | PF_W)]) + bytes(region)
 
 
 def escapes_dmp():
@@ -116,12 +125,25 @@ CLASSES = {
 }
 
 
+SMALL = {
+    "aliased.core": lambda: aliased_core(64, 4096),
+    "aliased.dmp": lambda: aliased_dmp(64, 4096),
+    "ranges.dmp": lambda: ranges_dmp(1000),
+    "gzip.core": lambda: gzip_core(8200),
+    "escapes.dmp": escapes_dmp,
+}
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    classes = CLASSES
+    if args and args[0] == "--small":
+        classes, args = SMALL, args[1:]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
-    for name in sys.argv[2:] or CLASSES:
+    for name in args[1:] or classes:
         with open(os.path.join(out, name), "wb") as f:
-            f.write(CLASSES[name]())
+            f.write(classes[name]())
 
 
 if __name__ == "__main__":

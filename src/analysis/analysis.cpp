@@ -1,6 +1,9 @@
 #include "dumpsift/analysis/analysis.h"
 
+#include "dumpsift/sniff/budget.h"
 #include "dumpsift/support/bytes.h"
+#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "parallel.h"
 #include "region_scan.h"
 
@@ -16,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 namespace dumpsift {
 
@@ -93,8 +97,10 @@ public:
   /// equal `payload`, takes that buffer's results and sets identical_to; otherwise runs the
   /// sniffers. Zero buffers are sniffed again (the zero check samples, which is cheaper than a
   /// comparison). The earlier buffer's pages are released after a comparison: the release
-  /// frontier may have passed it already (see ReleaseFrontier).
-  void sniffInto(size_t i, Buffer &b, llvm::ArrayRef<uint8_t> payload) {
+  /// frontier may have passed it already (see ReleaseFrontier). The sniffers draw on a budget of
+  /// kFirstPassInflate; returns whether it cut them short (for a copy: whether it cut the earlier
+  /// buffer's), and sets `twins` to the earlier buffer's index for a copy.
+  bool sniffInto(size_t i, Buffer &b, llvm::ArrayRef<uint8_t> payload, size_t &twins) {
     const std::pair<uint64_t, uint64_t> key{payload.size(), b.hash};
     std::optional<First> first;
     {
@@ -113,22 +119,30 @@ public:
         b.content = f.content;
         b.content_end = f.content_end;
         b.identical_to = f.payloadAddress();
-        return;
+        twins = first->index;
+        return first->cut;
       }
     }
-    b.content = sniff(payload);
+    SniffBudget budget(kFirstPassInflate);
+    {
+      const SniffBudget::Use use(budget);
+      b.content = sniff(payload);
+    }
     if (b.content.kind != ContentKind::Zero) // findings need no content end for zero buffers
       b.content_end = contentEnd(payload);
+    const bool cut = budget.cutCandidates() != 0;
     if (!first) {
       std::lock_guard<std::mutex> lock(mutex_);
-      firsts_.try_emplace(key, First{i, payload});
+      firsts_.try_emplace(key, First{i, payload, cut});
     }
+    return cut;
   }
 
 private:
   struct First {
     size_t index;
     llvm::ArrayRef<uint8_t> bytes;
+    bool cut; // kFirstPassInflate cut its sniffers short
   };
   const AddressSpace &memory_;
   const std::vector<Buffer> &buffers_;
@@ -136,25 +150,88 @@ private:
   llvm::DenseMap<std::pair<uint64_t, uint64_t>, First> firsts_;
 };
 
+/// A buffer whose first sniff kFirstPassInflate cut short, to be sniffed again from the run's
+/// budget. `twins` names its byte-identical buffers: the index of the one SniffCache sniffed (its
+/// own index when it is that one), which buffers of the same bytes share whichever it was.
+struct SecondPass {
+  size_t index;
+  size_t twins;
+};
+
 /// Fingerprints (see payloadFingerprint; every byte with `full_hash`), sniffs and finds the
 /// content end of buffers[i] from its captured payload; see SniffCache for buffers identical to
-/// one sniffed before.
-void sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i, SniffCache &cache,
-              bool full_hash) {
+/// one sniffed before. Returns whether the first pass's budget cut the sniffers short, and where
+/// the results were copied from.
+SecondPass sniffOne(const AddressSpace &memory, std::vector<Buffer> &buffers, size_t i,
+                    SniffCache &cache, bool full_hash, bool &cut) {
   Buffer &b = buffers[i];
   llvm::ArrayRef<uint8_t> payload = capturedPayload(memory, b);
   b.captured = payload.size();
   b.hash = payloadFingerprint(payload, full_hash, b.hash_sampled);
-  if (!b.estimated || b.content.kind == ContentKind::Unknown)
-    cache.sniffInto(i, b, payload);
-  else if (b.content.kind != ContentKind::Zero)
+  SecondPass again{i, i};
+  cut = false;
+  if (!b.estimated || b.content.kind == ContentKind::Unknown) {
+    // The region scan sniffed its hits already, from the run's budget: where the first pass's
+    // share is too small for one, the scan's results stand.
+    std::optional<SniffResult> scanned;
+    if (b.source == kRegionScan && b.content.kind != ContentKind::Unknown)
+      scanned = b.content;
+    cut = cache.sniffInto(i, b, payload, again.twins);
+    if (cut && scanned) {
+      b.content = std::move(*scanned);
+      cut = false;
+    }
+  } else if (b.content.kind != ContentKind::Zero)
     b.content_end = contentEnd(payload);
+  return again;
+}
+
+/// Sniffs again, in address order, the buffers the first pass cut short (`again`, in address
+/// order), drawing on `run_budget` (of `budget_bytes` in all) while it lasts: the buffer whose
+/// second sniff the budget cuts short keeps its first results, and so do the ones after it, with
+/// a warning. Byte-identical buffers are sniffed once, at the first of them in address order (so
+/// which one SniffCache chose does not matter), and the others take its results.
+void sniffAgain(const AddressSpace &memory, std::vector<Buffer> &buffers,
+                const std::vector<SecondPass> &again, SniffBudget &run_budget,
+                uint64_t budget_bytes, Diagnostics &diags) {
+  const SniffBudget::Use use(run_budget);
+  std::unordered_map<size_t, size_t> sniffed_twins; // SecondPass::twins -> the buffer sniffed
+  std::optional<size_t> ran_out;                    // the buffer where the budget ran out
+  uint64_t left_as_they_were = 0;
+  for (const SecondPass &p : again) {
+    Buffer &b = buffers[p.index];
+    if (auto twin = sniffed_twins.find(p.twins); twin != sniffed_twins.end()) {
+      b.content = buffers[twin->second].content;
+      continue;
+    }
+    if (ran_out) {
+      ++left_as_they_were;
+      continue;
+    }
+    const uint64_t cut_before = run_budget.cutCandidates();
+    SniffResult second = sniff(capturedPayload(memory, b));
+    if (run_budget.cutCandidates() != cut_before) {
+      ran_out = p.index;
+      continue;
+    }
+    b.content = std::move(second);
+    sniffed_twins.emplace(p.twins, p.index);
+  }
+  if (!ran_out)
+    return;
+  diags.warn(hexAddress(buffers[*ran_out].payloadAddress()),
+             "the run's inflate budget (" + humanBytes(budget_bytes) +
+                 " of output) ran out at this buffer: it and " + std::to_string(left_as_they_were) +
+                 " later buffers were inflated only in part (" + humanBytes(kFirstPassInflate) +
+                 " each, status \"budget\")");
 }
 
 /// Sniffs and fingerprints every buffer on `threads` threads (0: one per core), in address order
-/// (so the dump is read front to back); progress counts payload bytes.
+/// (so the dump is read front to back), each with kFirstPassInflate to inflate; then sniffs the
+/// ones that needed more again from `run_budget` (sniffAgain). Progress counts payload bytes.
 void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned threads,
-              bool full_hash, ProgressFn progress) {
+              bool full_hash, SniffBudget &run_budget, uint64_t budget_bytes, Diagnostics &diags,
+              ProgressFn progress) {
   uint64_t total_bytes = 0;
   for (const Buffer &b : buffers)
     total_bytes += b.payloadSize();
@@ -163,14 +240,24 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
   SniffCache cache(memory, buffers);
   ReleaseFrontier release(memory, buffers);
   std::atomic<uint64_t> done_bytes{0};
+  std::vector<SecondPass> again; // in address order once sorted
+  std::mutex again_mutex;
   detail::parallelFor(
       buffers.size(), threads,
       [&](size_t i) {
-        sniffOne(memory, buffers, i, cache, full_hash);
+        bool cut = false;
+        const SecondPass second = sniffOne(memory, buffers, i, cache, full_hash, cut);
+        if (cut) {
+          std::lock_guard<std::mutex> lock(again_mutex);
+          again.push_back(second);
+        }
         release.finished(i);
         done_bytes.fetch_add(buffers[i].payloadSize(), std::memory_order_relaxed);
       },
       [&] { progress(phase, done_bytes.load(std::memory_order_relaxed), total_bytes); });
+  std::sort(again.begin(), again.end(),
+            [](const SecondPass &a, const SecondPass &b) { return a.index < b.index; });
+  sniffAgain(memory, buffers, again, run_budget, budget_bytes, diags);
   progress(phase, total_bytes, total_bytes);
 }
 
@@ -336,9 +423,13 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   for (const HeapWalkResult &h : analysis.heaps)
     claimed.insert(claimed.end(), h.areas.begin(), h.areas.end());
   analysis.unclaimed = unclaimedRanges(memory.snapshot(), claimed);
+  // The sniffers' expensive work (inflating) draws on one budget for the run, in a fixed order:
+  // the region scan's ranges in address order, then the buffers that need more than their first
+  // sniff's share, in address order (sniffAll).
+  SniffBudget run_budget(options.inflate_budget);
   if (options.region_scan) {
-    scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, progress,
-                  [&](Buffer b) {
+    scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, run_budget,
+                  analysis.diagnostics, progress, [&](Buffer b) {
                     if (passesSizeAndState(options, b.allocation))
                       analysis.buffers.push_back(std::move(b));
                   });
@@ -348,7 +439,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   std::sort(analysis.buffers.begin(), analysis.buffers.end(), [](const Buffer &a, const Buffer &b) {
     return a.allocation.address < b.allocation.address;
   });
-  sniffAll(memory, analysis.buffers, options.threads, options.full_hash, progress);
+  sniffAll(memory, analysis.buffers, options.threads, options.full_hash, run_budget,
+           options.inflate_budget, analysis.diagnostics, progress);
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 

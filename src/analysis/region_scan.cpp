@@ -2,6 +2,8 @@
 
 #include "dumpsift/sniff/json_text.h"
 #include "dumpsift/support/bytes.h"
+#include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -273,8 +275,11 @@ void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, u
 } // namespace
 
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, bool native_heap_unwalked, ProgressFn progress,
+                   const AnalyzeOptions &options, bool native_heap_unwalked, SniffBudget &budget,
+                   Diagnostics &diags, ProgressFn progress,
                    const std::function<void(Buffer)> &emit) {
+  const SniffBudget::Use use(budget);
+  const UnclaimedRange *ran_out_in = nullptr; // the range where the budget first cut a candidate
   const char *phase = "scanning unclaimed memory";
   uint64_t total = 0, done = 0;
   for (const UnclaimedRange &r : ranges)
@@ -308,7 +313,16 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
     }
     memory.releasePages(r.start, r.size);
     progress(phase, done, total);
+    if (!ran_out_in && budget.cutCandidates())
+      ran_out_in = &r;
   }
+  if (ran_out_in)
+    diags.warn("region scan",
+               "the run's inflate budget (" + humanBytes(options.inflate_budget) +
+                   " of output) ran out in the range at " + hexAddress(ran_out_in->start) + " (" +
+                   humanBytes(ran_out_in->size) + "): " + std::to_string(budget.cutCandidates()) +
+                   " gzip/zlib candidates from there on were inflated only in part (status "
+                   "\"budget\") or not at all (not reported)");
   progress(phase, total, total);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dumpsift/analysis/analysis.h"
+#include "dumpsift/sniff/budget.h"
 
 #include <functional>
 
@@ -23,9 +24,12 @@ namespace dumpsift {
 /// its kind left to sniffing); elsewhere, runs of zeros and of high-entropy bytes of at least
 /// options.min_size between the hits become Buffers with estimated extents.
 ///
-/// Reports progress in bytes scanned; releases each range's pages once scanned.
+/// The sniffers draw on `budget` (the run's, in range order); where it ran out, a warning in
+/// `diags` names the range. Reports progress in bytes scanned; releases each range's pages once
+/// scanned.
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, bool native_heap_unwalked, ProgressFn progress,
+                   const AnalyzeOptions &options, bool native_heap_unwalked, SniffBudget &budget,
+                   Diagnostics &diags, ProgressFn progress,
                    const std::function<void(Buffer)> &emit);
 
 } // namespace dumpsift

@@ -2,6 +2,7 @@
 // amount with zlib (the extent is known only when the stream ends within the budget); zstd (RFC
 // 8878) is confirmed by walking the frame header and block headers without decompressing.
 #include "common.h"
+#include "dumpsift/sniff/budget.h"
 
 #include <algorithm>
 #include <array>
@@ -11,14 +12,16 @@
 namespace dumpsift::sniffimpl {
 namespace {
 
-/// Inflate budget per buffer: at most this much input is offered and this much output produced, so
-/// a decompression bomb costs about 2 ms of CPU.
+/// Inflate budget per candidate: at most this much input is offered and this much output produced,
+/// so a decompression bomb costs about 2 ms of CPU (the run's SniffBudget, when one is in use, may
+/// allow less).
 constexpr size_t kInflateInputBudget = 1u << 20;
 constexpr uint64_t kInflateOutputBudget = 4u << 20;
 /// How much of the inflated data is sniffed for payload_kind.
 constexpr size_t kPayloadHeadBytes = 4096;
 
-enum class InflateStatus : uint8_t { Complete, Truncated, Budget, Corrupt };
+/// Refused: the run's SniffBudget had nothing left, so nothing was inflated.
+enum class InflateStatus : uint8_t { Complete, Truncated, Budget, Corrupt, Refused };
 
 struct InflateOutcome {
   InflateStatus status = InflateStatus::Corrupt;
@@ -28,11 +31,20 @@ struct InflateOutcome {
 };
 
 /// Inflates `in` with zlib (`window_bits` as for inflateInit2: 15 zlib, 31 gzip) until the stream
-/// ends, the input or the budget runs out, or the data is bad. The first bytes of output go to
-/// `head`; the rest is discarded. zlib checks the Adler-32 / CRC-32 and ISIZE trailers.
+/// ends, the input or the budget (the candidate's own, or what the thread's SniffBudget has left,
+/// which is charged) runs out, or the data is bad. The first bytes of output go to `head`; the rest
+/// is discarded. zlib checks the Adler-32 / CRC-32 and ISIZE trailers.
 InflateOutcome inflateBounded(Bytes in, int window_bits,
                               std::array<uint8_t, kPayloadHeadBytes> &head) {
   InflateOutcome outcome;
+  SniffBudget *run_budget = SniffBudget::current();
+  const uint64_t output_budget =
+      run_budget ? run_budget->inflateAllowance(kInflateOutputBudget) : kInflateOutputBudget;
+  if (output_budget == 0) {
+    run_budget->spendInflate(0, true);
+    outcome.status = InflateStatus::Refused;
+    return outcome;
+  }
   z_stream zs;
   std::memset(&zs, 0, sizeof zs);
   if (inflateInit2(&zs, window_bits) != Z_OK)
@@ -43,7 +55,7 @@ InflateOutcome inflateBounded(Bytes in, int window_bits,
   uint8_t out[16384];
   for (;;) {
     zs.next_out = out;
-    zs.avail_out = sizeof out;
+    zs.avail_out = static_cast<uInt>(std::min<uint64_t>(sizeof out, output_budget - zs.total_out));
     const int rc = inflate(&zs, Z_NO_FLUSH);
     const size_t got = sizeof out - zs.avail_out;
     if (outcome.head_size < head.size()) {
@@ -59,7 +71,7 @@ InflateOutcome inflateBounded(Bytes in, int window_bits,
       outcome.status = InflateStatus::Corrupt;
       break;
     }
-    if (zs.total_out >= kInflateOutputBudget) {
+    if (zs.total_out >= output_budget) {
       outcome.status = InflateStatus::Budget;
       break;
     }
@@ -71,10 +83,15 @@ InflateOutcome inflateBounded(Bytes in, int window_bits,
   outcome.consumed = zs.total_in;
   outcome.produced = zs.total_out;
   inflateEnd(&zs);
+  if (run_budget)
+    run_budget->spendInflate(outcome.produced, outcome.status == InflateStatus::Budget &&
+                                                   output_budget < kInflateOutputBudget);
   return outcome;
 }
 
-/// The details every inflated kind reports, and the result's extent.
+/// The details every inflated kind reports, and the result's extent. The input inflate consumed
+/// is the stream's own even when it stopped early (structure_length): the region scan takes no
+/// candidate inside it for a stream of its own.
 SniffResult inflateResult(ContentKind kind, Bytes data, const InflateOutcome &o,
                           const std::array<uint8_t, kPayloadHeadBytes> &head) {
   const bool complete = o.status == InflateStatus::Complete;
@@ -82,6 +99,7 @@ SniffResult inflateResult(ContentKind kind, Bytes data, const InflateOutcome &o,
   if (o.status == InflateStatus::Corrupt) {
     r.length = o.consumed; // damage starts within the last input zlib looked at
   }
+  r.structure_length = o.consumed;
   r.details.set("complete", complete);
   r.details.set("truncated", o.status == InflateStatus::Truncated);
   r.details.set("status", std::string(complete                               ? "complete"
@@ -146,7 +164,8 @@ public:
     }
     std::array<uint8_t, kPayloadHeadBytes> head;
     const InflateOutcome o = inflateBounded(d, 15 + 16, head);
-    if (o.status == InflateStatus::Corrupt && o.produced < 64)
+    if (o.status == InflateStatus::Refused ||
+        (o.status == InflateStatus::Corrupt && o.produced < 64))
       return std::nullopt;
     SniffResult r = inflateResult(ContentKind::Gzip, d, o, head);
     if (!name.empty())
@@ -192,7 +211,7 @@ public:
       return std::nullopt;
     std::array<uint8_t, kPayloadHeadBytes> head;
     const InflateOutcome o = inflateBounded(d, 15, head);
-    if (o.status == InflateStatus::Corrupt ||
+    if (o.status == InflateStatus::Corrupt || o.status == InflateStatus::Refused ||
         (o.status != InflateStatus::Complete && o.produced < 64))
       return std::nullopt;
     SniffResult r = inflateResult(ContentKind::Zlib, d, o, head);

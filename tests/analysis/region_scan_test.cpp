@@ -97,8 +97,10 @@ TEST_CASE("region scan: claimed memory and small content are left out") {
   AnalyzeOptions options;
   options.min_size = 4096;
   std::vector<Buffer> found;
+  SniffBudget budget(options.inflate_budget);
+  Diagnostics diags;
   scanUnclaimed(
-      memory, ranges, options, false, [](llvm::StringRef, uint64_t, uint64_t) {},
+      memory, ranges, options, false, budget, diags, [](llvm::StringRef, uint64_t, uint64_t) {},
       [&](Buffer b) { found.push_back(std::move(b)); });
   REQUIRE(found.size() == 2);
   CHECK(found[0].allocation.address == kPng);

@@ -61,8 +61,10 @@ std::vector<Buffer> scan(const Snapshot &snap, bool native_heap_unwalked) {
   std::vector<Buffer> found;
   AnalyzeOptions options;
   options.min_size = 1024;
+  SniffBudget budget(options.inflate_budget);
+  Diagnostics diags;
   scanUnclaimed(
-      memory, unclaimedRanges(snap, {}), options, native_heap_unwalked,
+      memory, unclaimedRanges(snap, {}), options, native_heap_unwalked, budget, diags,
       [](llvm::StringRef, uint64_t, uint64_t) {}, [&](Buffer b) { found.push_back(std::move(b)); });
   return found;
 }

@@ -5,6 +5,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/report/info.h"
+#include "dumpsift/report/report.h"
 #include "dumpsift/sniff/framing.h"
 #include "dumpsift/sniff/json_text.h"
 #include "dumpsift/sniff/sniffer.h"
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 // A broken library contract: print it and abort, so that both libFuzzer and ctest report a crash.
 #define FUZZ_CHECK(cond)                                                                           \
@@ -48,6 +50,22 @@ void checkResult(const SniffResult &r, size_t size) {
   for (const auto &[key, value] : r.details.entries)
     if (const auto *text = std::get_if<std::string>(&value))
       FUZZ_CHECK(isValidUtf8(*text));
+}
+
+/// True when `text` can go to a terminal as it is: no control byte but newline and tab (no ESC,
+/// BEL, CR, backspace), no DEL.
+bool terminalSafe(llvm::StringRef text) {
+  return std::none_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<uint8_t>(c);
+    return (byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f;
+  });
+}
+
+/// `info`'s text for `snapshot`, checked to be safe for a terminal.
+void checkInfoText(const Snapshot &snapshot) {
+  std::ostringstream text;
+  writeInfoText(snapshot, text);
+  FUZZ_CHECK(terminalSafe(text.str()));
 }
 
 /// Runs `walker` over `memory` the way the analysis does (detect, then walk) and checks what the
@@ -92,6 +110,7 @@ void exerciseSnapshot(const Snapshot &snapshot, llvm::ArrayRef<uint8_t> file) {
   ClassTotals totals = classTotals(snapshot);
   (void)totals;
   detail::infoJson(snapshot).dump(); // throws, and so aborts, on a name that is not UTF-8
+  checkInfoText(snapshot);
   AddressSpace memory(snapshot);
   for (const Region &r : snapshot.regions) {
     (void)memory.classify(r.start);
@@ -125,6 +144,26 @@ int openAndExercise(const uint8_t *data, size_t size) {
   }
   exerciseSnapshot(**snapshot, llvm::ArrayRef<uint8_t>(data, size));
   return 0;
+}
+
+/// What `dumpsift analyze` does with a dump, with its defaults (every walker that detects its
+/// heaps, the region scan, the run's sniffing budget) but one thread and a 4 KiB threshold: the
+/// JSON report must parse, and the text summary and `info`'s text must be safe for a terminal.
+void runPipeline(const Snapshot &snapshot) {
+  AddressSpace memory(snapshot);
+  AnalyzeOptions options;
+  options.min_size = 4096;
+  options.threads = 1;
+  const Analysis analysis = analyze(memory, options);
+  std::string json;
+  llvm::raw_string_ostream json_out(json);
+  writeReportJson(snapshot, analysis, nullptr, json_out);
+  json_out.flush();
+  FUZZ_CHECK(!nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false).is_discarded());
+  std::ostringstream summary;
+  writeSummaryText(snapshot, analysis, TextOptions{}, summary);
+  FUZZ_CHECK(terminalSafe(summary.str()));
+  checkInfoText(snapshot);
 }
 
 /// Runs the walkers named in `names` over the fuzz process `data` (even when detect says no, so
@@ -181,6 +220,27 @@ int fuzzTcmallocWalker(const uint8_t *data, size_t size) {
 
 int fuzzGoWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"go"});
+}
+
+int fuzzPipeline(const uint8_t *data, size_t size) {
+  const bool dump = size >= 4 && (std::memcmp(data,
+                                              "\x7f"
+                                              "ELF",
+                                              4) == 0 ||
+                                  std::memcmp(data, "MDMP", 4) == 0);
+  if (!dump) {
+    runPipeline(*decodeFuzzProcess(data, size));
+    return 0;
+  }
+  llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
+  auto snapshot = openDump(llvm::MemoryBuffer::getMemBuffer(bytes, "fuzz-input",
+                                                            /*RequiresNullTerminator=*/false));
+  if (!snapshot) {
+    llvm::consumeError(snapshot.takeError());
+    return 0;
+  }
+  runPipeline(**snapshot);
+  return 0;
 }
 
 int fuzzSniff(const uint8_t *data, size_t size) {
@@ -250,6 +310,7 @@ const std::vector<Target> &targets() {
       {"tcmalloc_walker", fuzzTcmallocWalker},
       {"go_walker", fuzzGoWalker},
       {"sniff", fuzzSniff},
+      {"pipeline", fuzzPipeline},
   };
   return list;
 }

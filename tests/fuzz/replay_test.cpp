@@ -73,6 +73,9 @@ TEST_CASE("fuzz corpus replays through tcmalloc_walker") {
 TEST_CASE("fuzz corpus replays through go_walker") {
   replayThrough("go_walker");
 }
+TEST_CASE("fuzz corpus replays through pipeline") {
+  replayThrough("pipeline");
+}
 TEST_CASE("fuzz corpus replays through sniff") {
   replayThrough("sniff");
 }

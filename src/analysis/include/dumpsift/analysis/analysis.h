@@ -31,7 +31,14 @@ struct AnalyzeOptions {
   unsigned threads = 0;             // 0: one per core
   bool full_hash = false;           // hash every payload byte (else: see payloadFingerprint)
   GroupBy group_by = GroupBy::Size;
+  /// The whole run's sniffing budget (SniffBudget): bytes the gzip and zlib sniffers may inflate
+  /// in the region scan and in the buffers that need more than kFirstPassInflate each.
+  uint64_t inflate_budget = 128ull << 20;
 };
+
+/// Inflated output each buffer's first sniff may produce (all buffers on all threads); a buffer
+/// that needed more is sniffed again, in address order, from AnalyzeOptions::inflate_budget.
+constexpr uint64_t kFirstPassInflate = 64 * 1024;
 
 /// Where a buffer came from: a heap walker, or the region scan of unclaimed memory.
 constexpr uint16_t kRegionScan = 0xffff;

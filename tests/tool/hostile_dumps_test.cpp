@@ -1,0 +1,87 @@
+// Issue 24's hostile dumps at the sizes it gives, written by bench/hostile_dumps.py (aliased file
+// ranges in a core and a minidump, 6 M one-byte ranges, a region of back-to-back gzip bombs,
+// terminal escapes in names): `info` and `analyze` must each finish, say what was wrong, and keep
+// their output bounded. (bench/hostile.sh measures their time and memory; a test does not time.)
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+using namespace dumpsift::test;
+
+namespace {
+
+/// The hostile dumps, written once per test run.
+const std::string &hostileDir() {
+  static const std::string dir = [] {
+    const std::string out = scratchDir("hostile_dumps");
+    const CommandResult made =
+        runCommand("python3 " + sourceDir() + "/bench/hostile_dumps.py " + out);
+    REQUIRE(made.exit_code == 0);
+    return out;
+  }();
+  return dir;
+}
+
+/// The JSON that `dumpsift COMMAND --json DUMP` writes, or its last 64 KiB (the diagnostics)
+/// when it is over 32 MiB: `info` on a dump of 2^19 regions writes 120 MB, too much for a test
+/// log or a scratch file. Checks that the output is bounded.
+std::string jsonOf(const std::string &command, const std::string &dump) {
+  const CommandResult r = runTool(
+      hostileDir(), command + " --json " + dump +
+                        " | python3 -c 'import sys; d = sys.stdin.buffer.read(); print(len(d)); "
+                        "sys.stdout.buffer.write(d if len(d) < 32 << 20 else d[-65536:])'");
+  REQUIRE(r.exit_code == 0);
+  const size_t newline = r.out.find('\n');
+  REQUIRE(newline != std::string::npos);
+  const uint64_t size = std::stoull(r.out.substr(0, newline));
+  // The output grows with what it reports, not with what the dump declares: `info` lists every
+  // region it kept (at most 2^19, a few hundred bytes each), `analyze` what it found.
+  CHECK(size < (1u << 20) + 320 * (command == "info" ? 1u << 19 : 0));
+  return r.out.substr(newline + 1);
+}
+
+uint64_t fileSize(const std::string &dump) {
+  return std::filesystem::file_size(hostileDir() + "/" + dump);
+}
+
+} // namespace
+
+TEST_CASE("hostile dumps: aliased file ranges capture no more than the file") {
+  for (const std::string dump : {"aliased.core", "aliased.dmp"}) {
+    INFO(dump);
+    const std::string why = "point at file bytes another range holds";
+    const nlohmann::json info = nlohmann::json::parse(jsonOf("info", dump));
+    CHECK(info["diagnostics"].dump().find(why) != std::string::npos);
+    CHECK(info["dump"]["captured_bytes"].get<uint64_t>() <= fileSize(dump));
+    CHECK(jsonOf("analyze", dump).find(why) != std::string::npos);
+  }
+}
+
+TEST_CASE("hostile dumps: six million one-byte ranges are cut at the limit") {
+  const std::string why = "6,000,000 entries; only the first 524,288 are read";
+  CHECK(jsonOf("info", "ranges.dmp").find(why) != std::string::npos);
+  CHECK(jsonOf("analyze", "ranges.dmp").find(why) != std::string::npos);
+}
+
+TEST_CASE("hostile dumps: a region of gzip bombs stops at the run's inflate budget") {
+  const nlohmann::json report = nlohmann::json::parse(jsonOf("analyze", "gzip.core"));
+  REQUIRE(report["diagnostics"].size() == 1);
+  CHECK(report["diagnostics"][0]["where"] == "region scan");
+  CHECK(report["diagnostics"][0]["message"].get<std::string>().find(
+            "the run's inflate budget (128.0 MiB of output) ran out in the range at 0x20000000 "
+            "(4.0 MiB)") == 0);
+  // Each member is 4 KiB: under the 64 KiB threshold, none is a buffer of its own.
+  CHECK(report["buffers"].empty());
+}
+
+TEST_CASE("hostile dumps: terminal escapes in names print escaped") {
+  const CommandResult r = runTool(hostileDir(), "info escapes.dmp");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("evil\\x1b[2J\\x1b]0;owned\\x07\\x0dfake line") != std::string::npos);
+  CHECK(std::none_of(r.out.begin(), r.out.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f;
+  }));
+}
