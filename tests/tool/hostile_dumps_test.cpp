@@ -6,32 +6,38 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 using namespace dumpsift::test;
 
 namespace {
 
-/// The hostile dumps, written once per test run.
-const std::string &hostileDir() {
-  static const std::string dir = [] {
-    const std::string out = scratchDir("hostile_dumps");
+/// The directory holding the hostile dump `dump`, written on first use. Each dump has a directory
+/// of its own: ctest runs the test cases as parallel processes, and one must not remove or rewrite
+/// a file another is reading.
+std::string hostileDir(const std::string &dump) {
+  static std::map<std::string, std::string> written;
+  auto it = written.find(dump);
+  if (it == written.end()) {
+    const std::string out = scratchDir("hostile_dumps_" + dump);
     const CommandResult made =
-        runCommand("python3 " + sourceDir() + "/bench/hostile_dumps.py " + out);
+        runCommand("python3 " + sourceDir() + "/bench/hostile_dumps.py " + out + " " + dump);
     REQUIRE(made.exit_code == 0);
-    return out;
-  }();
-  return dir;
+    it = written.emplace(dump, out).first;
+  }
+  return it->second;
 }
 
 /// The JSON that `dumpsift COMMAND --json DUMP` writes, or its last 64 KiB (the diagnostics)
 /// when it is over 32 MiB: `info` on a dump of 2^19 regions writes 120 MB, too much for a test
 /// log or a scratch file. Checks that the output is bounded.
 std::string jsonOf(const std::string &command, const std::string &dump) {
-  const CommandResult r = runTool(
-      hostileDir(), command + " --json " + dump +
-                        " | python3 -c 'import sys; d = sys.stdin.buffer.read(); print(len(d)); "
-                        "sys.stdout.buffer.write(d if len(d) < 32 << 20 else d[-65536:])'");
+  const CommandResult r =
+      runTool(hostileDir(dump),
+              command + " --json " + dump +
+                  " | python3 -c 'import sys; d = sys.stdin.buffer.read(); print(len(d)); "
+                  "sys.stdout.buffer.write(d if len(d) < 32 << 20 else d[-65536:])'");
   REQUIRE(r.exit_code == 0);
   const size_t newline = r.out.find('\n');
   REQUIRE(newline != std::string::npos);
@@ -43,7 +49,7 @@ std::string jsonOf(const std::string &command, const std::string &dump) {
 }
 
 uint64_t fileSize(const std::string &dump) {
-  return std::filesystem::file_size(hostileDir() + "/" + dump);
+  return std::filesystem::file_size(hostileDir(dump) + "/" + dump);
 }
 
 } // namespace
@@ -77,7 +83,7 @@ TEST_CASE("hostile dumps: a region of gzip bombs stops at the run's inflate budg
 }
 
 TEST_CASE("hostile dumps: terminal escapes in names print escaped") {
-  const CommandResult r = runTool(hostileDir(), "info escapes.dmp");
+  const CommandResult r = runTool(hostileDir("escapes.dmp"), "info escapes.dmp");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("evil\\x1b[2J\\x1b]0;owned\\x07\\x0dfake line") != std::string::npos);
   CHECK(std::none_of(r.out.begin(), r.out.end(), [](char c) {
