@@ -32,10 +32,6 @@ bool passesKind(const AnalyzeOptions &options, const Buffer &b) {
                                             b.content.kind) != options.kinds.end();
 }
 
-/// Bytes of address space released at once behind the sniffed buffers: each madvise call makes
-/// the kernel flush the other threads' TLBs, so releases are batched.
-constexpr uint64_t kReleaseBatchBytes = 64ull << 20;
-
 /// Releases the dump's pages behind the buffers sniffed so far (see AddressSpace::releasePages).
 /// Buffers finish out of order on several threads, so memory below a buffer goes only when it
 /// and every buffer before it are done; the pages go in batches of kReleaseBatchBytes or more.
