@@ -5,6 +5,7 @@
 #include "region_scan.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
@@ -187,6 +188,8 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
                                       Diagnostics &diags, ProgressFn progress) {
   std::vector<HeapWalkResult> results;
   const uint64_t walkable = walkableBytes(memory);
+  memory.adviseAccess(AddressSpace::Access::Random); // headers here and there, no readahead
+  auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
     if (!only.empty() && std::find(only.begin(), only.end(), walker->name()) == only.end())
       continue;
@@ -333,6 +336,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
     claimed.insert(claimed.end(), h.areas.begin(), h.areas.end());
   analysis.unclaimed = unclaimedRanges(memory.snapshot(), claimed);
   if (options.region_scan) {
+    memory.adviseAccess(AddressSpace::Access::Sequential); // every byte, front to back
+    auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
     scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, progress,
                   [&](Buffer b) {
                     if (passesSizeAndState(options, b.allocation))

@@ -68,6 +68,14 @@ public:
   /// never changes what a read returns; views taken before stay valid.
   void releasePages(uint64_t addr, uint64_t len) const;
 
+  /// How a phase is about to read the dump, for the kernel's readahead: Random while walking
+  /// chunk headers (no readahead around each header of a dump that is not in the page cache),
+  /// Sequential while scanning memory front to back, Normal otherwise. Applies to the whole
+  /// file mapping (madvise); no effect unless the dump is a memory-mapped file; never changes
+  /// what a read returns.
+  enum class Access { Normal, Random, Sequential };
+  void adviseAccess(Access access) const;
+
 private:
   const Snapshot &snapshot_;
 };
