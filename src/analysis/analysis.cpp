@@ -8,6 +8,7 @@
 #include "region_scan.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 
@@ -35,10 +36,6 @@ bool passesKind(const AnalyzeOptions &options, const Buffer &b) {
   return options.kinds.empty() || std::find(options.kinds.begin(), options.kinds.end(),
                                             b.content.kind) != options.kinds.end();
 }
-
-/// Bytes of address space released at once behind the sniffed buffers: each madvise call makes
-/// the kernel flush the other threads' TLBs, so releases are batched.
-constexpr uint64_t kReleaseBatchBytes = 64ull << 20;
 
 /// Releases the dump's pages behind the buffers sniffed so far (see AddressSpace::releasePages).
 /// Buffers finish out of order on several threads, so memory below a buffer goes only when it
@@ -278,6 +275,8 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
                                       Diagnostics &diags, ProgressFn progress) {
   std::vector<HeapWalkResult> results;
   const uint64_t walkable = walkableBytes(memory);
+  memory.adviseAccess(AddressSpace::Access::Random); // headers here and there, no readahead
+  auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
     if (!only.empty() && std::find(only.begin(), only.end(), walker->name()) == only.end())
       continue;
@@ -428,6 +427,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   // sniff's share, in address order (sniffAll).
   SniffBudget run_budget(options.inflate_budget);
   if (options.region_scan) {
+    memory.adviseAccess(AddressSpace::Access::Sequential); // every byte, front to back
+    auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
     scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, run_budget,
                   analysis.diagnostics, progress, [&](Buffer b) {
                     if (passesSizeAndState(options, b.allocation))

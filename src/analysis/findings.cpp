@@ -304,12 +304,17 @@ std::string factorWords(double factor) {
 /// smallest array to the largest.
 void findGrowthChains(const Context &ctx, std::vector<Finding> &out) {
   // Bucket the candidates (one per set of identical copies) by the hash of their first bytes.
+  // Buffers are held in address order; the pages each head read maps go behind the loop.
   std::map<uint64_t, std::vector<size_t>> by_head;
-  for (size_t i : ctx.held) {
-    if (!ctx.complete(i) || !ctx.allocated(i) || ctx.representative[i] != i ||
-        ctx.buffer(i).content.kind == ContentKind::Zero || ctx.bytes[i].size() < kChainHeadBytes)
-      continue;
-    by_head[llvm::xxHash64(ctx.bytes[i].take_front(kChainHeadBytes))].push_back(i);
+  {
+    ReleaseBehind behind(ctx.memory, 0, UINT64_MAX);
+    for (size_t i : ctx.held) {
+      if (!ctx.complete(i) || !ctx.allocated(i) || ctx.representative[i] != i ||
+          ctx.buffer(i).content.kind == ContentKind::Zero || ctx.bytes[i].size() < kChainHeadBytes)
+        continue;
+      behind.passed(ctx.buffer(i).payloadAddress());
+      by_head[llvm::xxHash64(ctx.bytes[i].take_front(kChainHeadBytes))].push_back(i);
+    }
   }
   std::vector<size_t> predecessor(ctx.analysis.buffers.size(), SIZE_MAX);
   std::vector<bool> has_successor(ctx.analysis.buffers.size(), false);

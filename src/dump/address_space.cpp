@@ -41,6 +41,15 @@ uint64_t contiguousRun(const std::vector<MemoryRange> &memory, const MemoryRange
   return std::min(run, limit);
 }
 
+/// The page size madvise works in.
+uintptr_t pageSize() {
+  static const uintptr_t page = [] {
+    long size = sysconf(_SC_PAGESIZE);
+    return size > 0 ? static_cast<uintptr_t>(size) : uintptr_t(4096);
+  }();
+  return page;
+}
+
 } // namespace
 
 llvm::StringRef faultName(Fault fault) {
@@ -88,10 +97,7 @@ void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
   const llvm::MemoryBuffer *file = snapshot_.file.get();
   if (!file || file->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap || len == 0)
     return;
-  static const uintptr_t page = [] {
-    long size = sysconf(_SC_PAGESIZE);
-    return size > 0 ? static_cast<uintptr_t>(size) : uintptr_t(4096);
-  }();
+  const uintptr_t page = pageSize();
   const uintptr_t file_begin = reinterpret_cast<uintptr_t>(file->getBufferStart());
   const uintptr_t file_end = reinterpret_cast<uintptr_t>(file->getBufferEnd());
   uint64_t end = len > UINT64_MAX - addr ? UINT64_MAX : addr + len;
@@ -117,6 +123,21 @@ void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
       (void)madvise(reinterpret_cast<void *>(from), to - from, MADV_DONTNEED);
     cursor = stop;
   }
+}
+
+void AddressSpace::adviseAccess(Access access) const {
+  const llvm::MemoryBuffer *file = snapshot_.file.get();
+  if (!file || file->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  const int advice = access == Access::Random       ? MADV_RANDOM
+                     : access == Access::Sequential ? MADV_SEQUENTIAL
+                                                    : MADV_NORMAL;
+  // The mapping starts on a page (the file is mapped from offset 0); its last page may be partial.
+  const auto begin = reinterpret_cast<uintptr_t>(file->getBufferStart());
+  const auto end = reinterpret_cast<uintptr_t>(file->getBufferEnd());
+  const uintptr_t page = pageSize();
+  const uintptr_t from = begin & ~(page - 1);
+  (void)madvise(reinterpret_cast<void *>(from), end - from, advice);
 }
 
 llvm::Expected<llvm::ArrayRef<uint8_t>> AddressSpace::view(uint64_t addr, uint64_t len) const {

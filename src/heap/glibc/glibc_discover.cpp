@@ -353,12 +353,9 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
         r->cls == RegionClass::Image || r->cls == RegionClass::Heap)
       continue;
     uint64_t p = alignUp(m.start, page);
-    uint64_t released_to = m.start; // only headers are read: see kReleaseBehindBytes
+    ReleaseBehind behind(reader.memory(), m.start, m.end()); // only headers are read
     while (p >= m.start && p < m.end() && m.end() - p >= 16) {
-      if (p - released_to >= kReleaseBehindBytes) {
-        reader.memory().releasePages(released_to, p - released_to);
-        released_to = p;
-      }
+      behind.passed(p);
       while (ci < claimed.size() && claimed[ci].second <= p)
         ++ci;
       if (ci < claimed.size() && claimed[ci].first <= p) {
@@ -382,7 +379,6 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
       }
       p += page;
     }
-    reader.memory().releasePages(released_to, m.end() - released_to);
   }
   return out;
 }

@@ -176,18 +176,13 @@ inline uint64_t resyncAfter(CachedReader &reader, const Span &span, uint64_t fro
   return 0;
 }
 
-/// Bytes of a heap walked between two releases of the dump's pages behind the walk: each header
-/// read maps the page-cache pages around it into the process, so without releases the resident
-/// set would grow with the heap (see AddressSpace::releasePages).
-constexpr uint64_t kReleaseBehindBytes = 64ull << 20;
-
 /// Walks `span` chunk by chunk, calling on_chunk(chunk_address, chunk_size, hint) for each chunk
 /// in address order. Stops at the top chunk, the span's end, a fencepost, a corrupt header or
 /// uncaptured memory; the chunk before a corrupt or uncaptured header is reported with hint
 /// Unknown (its state is in that header). `stop_at` gets the address where the walk stopped and
 /// `why` a message for anything but Top/End/a plain Fence. Never reads outside the dump;
 /// terminates because every step moves forward by at least MINSIZE bytes. Releases the pages
-/// behind it every kReleaseBehindBytes.
+/// behind it as it goes (ReleaseBehind), and those of the whole span when it returns.
 template <typename OnChunk>
 WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, uint64_t &stop_at,
                    std::string &why) {
@@ -227,12 +222,9 @@ WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, u
   case HeaderCheck::Corrupt:
     return WalkEnd::Corrupt;
   }
-  uint64_t released_to = first;
+  ReleaseBehind behind(reader.memory(), first, span.end);
   while (true) {
-    if (cur - released_to >= kReleaseBehindBytes) {
-      reader.memory().releasePages(released_to, cur - released_to);
-      released_to = cur;
-    }
+    behind.passed(cur);
     uint64_t csize = size_word & ~kSizeBits;
     if (cur == span.top) {
       on_chunk(cur, csize, ChunkHint::Top);

@@ -68,10 +68,52 @@ public:
   /// never changes what a read returns; views taken before stay valid.
   void releasePages(uint64_t addr, uint64_t len) const;
 
+  /// How a phase is about to read the dump, for the kernel's readahead: Random while walking
+  /// chunk headers (no readahead around each header of a dump that is not in the page cache),
+  /// Sequential while scanning memory front to back, Normal otherwise. Applies to the whole
+  /// file mapping (madvise); no effect unless the dump is a memory-mapped file; never changes
+  /// what a read returns.
+  enum class Access { Normal, Random, Sequential };
+  void adviseAccess(Access access) const;
+
 private:
   const Snapshot &snapshot_;
 };
 
 llvm::StringRef faultName(Fault fault); // "unmapped", "not captured"
+
+/// Bytes of address space released at once behind a reader: each madvise call that unmaps pages
+/// makes the kernel flush the TLBs of the process's other threads, so releases are batched.
+constexpr uint64_t kReleaseBatchBytes = 64ull << 20;
+
+/// Releases the dump's pages behind a reader that moves up through [from, end) (see
+/// AddressSpace::releasePages): memory below the highest address passed goes in batches of at
+/// least kReleaseBatchBytes, and the rest up to `end` when the object is destroyed. Reads map
+/// the page-cache pages around them (fault-around, whole large folios), so without this the
+/// resident set grows with the memory walked even where only headers are read.
+class ReleaseBehind {
+public:
+  ReleaseBehind(const AddressSpace &memory, uint64_t from, uint64_t end)
+      : memory_(memory), released_to_(from), end_(end) {}
+  ReleaseBehind(const ReleaseBehind &) = delete;
+  ReleaseBehind &operator=(const ReleaseBehind &) = delete;
+  ~ReleaseBehind() {
+    if (end_ > released_to_)
+      memory_.releasePages(released_to_, end_ - released_to_);
+  }
+
+  /// Says that the reader is done with everything below `addr`.
+  void passed(uint64_t addr) {
+    if (addr > released_to_ && addr - released_to_ >= kReleaseBatchBytes) {
+      memory_.releasePages(released_to_, addr - released_to_);
+      released_to_ = addr;
+    }
+  }
+
+private:
+  const AddressSpace &memory_;
+  uint64_t released_to_;
+  uint64_t end_;
+};
 
 } // namespace dumpsift
