@@ -104,6 +104,9 @@ bool readSizeMap(const AddressSpace &memory, uint64_t base, SizeClasses &out) {
   if (c.size[n - 1] != kMaxSize)
     return false;
   std::memcpy(c.class_of.data(), p + kSizeMap.class_array, c.class_of.size());
+  // Every entry names a class that exists: usableSize indexes `size` with it.
+  if (std::any_of(c.class_of.begin(), c.class_of.end(), [&](uint8_t k) { return k >= n; }))
+    return false;
   for (unsigned i = 1; i < n; ++i)
     if (c.class_of[classIndex(c.size[i])] != i)
       return false;
