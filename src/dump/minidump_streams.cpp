@@ -59,6 +59,9 @@ std::string hex8(uint32_t value) {
 constexpr uint32_t kMaxModuleNameBytes = 64 * 1024;      // one MINIDUMP_STRING, UTF-16 bytes
 constexpr uint64_t kModuleNameBudget = 16 * 1024 * 1024; // all module names together
 constexpr size_t kMaxElfBuildIdBytes = 64;
+// Damaged directory entries named one by one; past that only counted (a real directory holds a
+// few dozen streams, a hostile one thousands of entries that would each cost a warning).
+constexpr size_t kMaxDirectoryWarnings = 32;
 
 } // namespace
 
@@ -122,6 +125,7 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
   }
 
   std::unordered_set<uint32_t> seen;
+  size_t damaged = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const auto *entry = viewAs<md::Directory>(file, dir_rva + i * sizeof(md::Directory));
     const uint32_t type = raw(entry->Type);
@@ -129,9 +133,12 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
     const uint64_t rva = entry->Location.RVA;
     if (type == 0)
       continue; // MINIDUMP_STREAM_TYPE UnusedStream: padding some writers leave
-    std::string where = streamWhere(type) + " (directory entry " + std::to_string(i) + ")";
+    // True when the entry's damage is to be named (its warning then built), false past the cap.
+    auto nameDamage = [&] { return damaged++ < kMaxDirectoryWarnings; };
+    auto where = [&] { return streamWhere(type) + " (directory entry " + std::to_string(i) + ")"; };
     if (!seen.insert(type).second) {
-      diags.warn(where, "repeats a stream type seen earlier; only the first is read");
+      if (nameDamage())
+        diags.warn(where(), "repeats a stream type seen earlier; only the first is read");
       continue;
     }
     Stream stream;
@@ -139,19 +146,25 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
     stream.index = static_cast<uint32_t>(i);
     stream.rva = static_cast<uint32_t>(rva);
     if (size != 0 && rva >= file.size()) {
-      diags.warn(where, "lies at " + hexAddress(rva) + ", past the end of the file (" +
-                            num(file.size()) + " bytes); skipped");
+      if (nameDamage())
+        diags.warn(where(), "lies at " + hexAddress(rva) + ", past the end of the file (" +
+                                num(file.size()) + " bytes); skipped");
       continue;
     }
     uint64_t avail = rva >= file.size() ? 0 : file.size() - rva;
     if (size > avail) {
-      diags.warn(where, "claims " + num(size) + " bytes at " + hexAddress(rva) +
-                            ", the file holds only " + num(avail) + "; reading those");
+      if (nameDamage())
+        diags.warn(where(), "claims " + num(size) + " bytes at " + hexAddress(rva) +
+                                ", the file holds only " + num(avail) + "; reading those");
       stream.truncated = true;
     }
     stream.bytes = size == 0 ? ArrayRef<uint8_t>() : file.slice(rva, std::min(size, avail));
     dir.streams.push_back(stream);
   }
+  if (damaged > kMaxDirectoryWarnings)
+    diags.warn("minidump directory", num(damaged - kMaxDirectoryWarnings) +
+                                         " more damaged entries (repeated, past the end of the "
+                                         "file or cut short) not listed");
   return dir;
 }
 
@@ -397,20 +410,29 @@ std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint
   auto bytes = fileSlice(file, rva + 4, length, where, diags);
   if (!bytes)
     return std::nullopt;
-  std::vector<llvm::UTF16> units(bytes->size() / 2);
-  for (size_t i = 0; i < units.size(); ++i)
-    units[i] = llvm::support::endian::read16le(bytes->data() + 2 * i);
+  // One pass, no allocation per unit: hostile names are long and full of unpaired surrogates.
   std::string out;
-  if (llvm::convertUTF16ToUTF8String(units, out))
-    return out;
-  // Unpaired surrogates: convert unit by unit, replacing what does not convert.
-  out.clear();
-  for (llvm::UTF16 unit : units) {
-    std::string piece;
-    if (llvm::convertUTF16ToUTF8String(ArrayRef<llvm::UTF16>(unit), piece))
-      out += piece;
-    else
-      out += "\xef\xbf\xbd";
+  out.reserve(bytes->size() / 2);
+  const size_t units = bytes->size() / 2;
+  auto unit = [&](size_t i) -> uint32_t {
+    return llvm::support::endian::read16le(bytes->data() + 2 * i);
+  };
+  auto isHigh = [](uint32_t u) { return u >= 0xd800 && u < 0xdc00; };
+  auto isLow = [](uint32_t u) { return u >= 0xdc00 && u < 0xe000; };
+  for (size_t i = 0; i < units; ++i) {
+    uint32_t code_point = unit(i);
+    if (code_point == 0)
+      break; // a name ends at its first NUL, as the Win32 calls that take it read it
+    if (isHigh(code_point) && i + 1 < units && isLow(unit(i + 1))) {
+      code_point = 0x10000 + ((code_point - 0xd800) << 10) + (unit(i + 1) - 0xdc00);
+      ++i;
+    } else if (isHigh(code_point) || isLow(code_point)) {
+      code_point = 0xfffd;
+    }
+    char utf8[4];
+    char *end = utf8;
+    llvm::ConvertCodePointToUTF8(code_point, end);
+    out.append(utf8, end);
   }
   return out;
 }

@@ -162,8 +162,8 @@ std::vector<ModuleEntry> parseModuleList(llvm::ArrayRef<uint8_t> file, const Str
 
 /// A MINIDUMP_STRING (u32 length in bytes, then UTF-16LE) at `rva`, as UTF-8. At most
 /// `max_bytes` bytes of UTF-16 are read (longer strings are cut, with a warning); an odd length
-/// loses its last byte; unpaired surrogates become U+FFFD. nullopt when the length word itself is
-/// unreadable.
+/// loses its last byte; unpaired surrogates become U+FFFD; the string ends at its first NUL (no
+/// path holds one). nullopt when the length word itself is unreadable.
 std::optional<std::string> readString(llvm::ArrayRef<uint8_t> file, uint64_t rva,
                                       uint32_t max_bytes, const std::string &where,
                                       Diagnostics &diags);

@@ -6,6 +6,8 @@
 #include "dumpsift/support/version.h"
 #include "json_values.h"
 
+#include "llvm/Support/raw_os_ostream.h"
+
 #include <algorithm>
 #include <iomanip>
 
@@ -83,7 +85,11 @@ Json detail::diagnosticsJson(const Diagnostics &diags) {
   return list;
 }
 
-Json detail::infoJson(const Snapshot &snapshot) {
+namespace {
+
+/// What `info --json` prints, with an empty `regions` array (the regions are the bulk: a dump may
+/// hold millions, and writeInfoJson streams them one at a time).
+Json infoJsonWithoutRegions(const Snapshot &snapshot) {
   Json j;
   j["schema_version"] = kInfoSchemaVersion;
   j["tool"] = Json{{"name", kToolName}, {"version", toolVersion().str()}};
@@ -117,10 +123,7 @@ Json detail::infoJson(const Snapshot &snapshot) {
   }
   j["modules"] = std::move(modules);
 
-  Json regions = Json::array();
-  for (const Region &r : snapshot.regions)
-    regions.push_back(regionJson(r));
-  j["regions"] = std::move(regions);
+  j["regions"] = Json::array();
 
   ClassTotals totals = classTotals(snapshot);
   Json by_class;
@@ -136,8 +139,22 @@ Json detail::infoJson(const Snapshot &snapshot) {
   return j;
 }
 
+} // namespace
+
+Json detail::infoJson(const Snapshot &snapshot) {
+  Json j = infoJsonWithoutRegions(snapshot);
+  Json &regions = j["regions"];
+  for (const Region &r : snapshot.regions)
+    regions.push_back(regionJson(r));
+  return j;
+}
+
 void writeInfoJson(const Snapshot &snapshot, std::ostream &out) {
-  out << dumpJson(infoJson(snapshot), 2) << "\n";
+  llvm::raw_os_ostream stream(out);
+  writeJsonStreamingArray(stream, infoJsonWithoutRegions(snapshot), "regions",
+                          snapshot.regions.size(),
+                          [&](size_t i) { return regionJson(snapshot.regions[i]); });
+  stream << "\n";
 }
 
 void writeInfoText(const Snapshot &snapshot, std::ostream &out) {

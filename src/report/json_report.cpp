@@ -231,6 +231,27 @@ Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis
   return j;
 }
 
+} // namespace
+
+Json detail::reportJson(const Snapshot &snapshot, const Analysis &analysis,
+                        const Extraction *extracted) {
+  Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
+  Json &buffers = j["buffers"];
+  for (const Buffer &b : analysis.buffers)
+    buffers.push_back(bufferJson(analysis, b));
+  return j;
+}
+
+void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
+                     const Extraction *extracted, llvm::raw_ostream &out) {
+  writeJsonStreamingArray(out, reportJsonWithoutBuffers(snapshot, analysis, extracted), "buffers",
+                          analysis.buffers.size(),
+                          [&](size_t i) { return bufferJson(analysis, analysis.buffers[i]); });
+  out << "\n";
+}
+
+namespace {
+
 /// Writes `text` (a dumped JSON value, lines indented from 0) with every line after the first
 /// indented by `indent` more spaces, as nlohmann's dump does for a nested value. Strings in dumped
 /// JSON hold no raw newlines, so every newline starts a line of the value.
@@ -248,35 +269,26 @@ void writeIndented(llvm::raw_ostream &out, llvm::StringRef text, unsigned indent
 
 } // namespace
 
-Json detail::reportJson(const Snapshot &snapshot, const Analysis &analysis,
-                        const Extraction *extracted) {
-  Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
-  Json &buffers = j["buffers"];
-  for (const Buffer &b : analysis.buffers)
-    buffers.push_back(bufferJson(analysis, b));
-  return j;
-}
-
-void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
-                     const Extraction *extracted, llvm::raw_ostream &out) {
-  const Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
+void detail::writeJsonStreamingArray(llvm::raw_ostream &out, const Json &object,
+                                     llvm::StringRef key, size_t count,
+                                     llvm::function_ref<Json(size_t)> element) {
   out << "{";
   bool first_key = true;
-  for (const auto &[key, value] : j.items()) {
-    out << (first_key ? "\n  " : ",\n  ") << Json(key).dump() << ": ";
+  for (const auto &[name, value] : object.items()) {
+    out << (first_key ? "\n  " : ",\n  ") << Json(name).dump() << ": ";
     first_key = false;
-    if (key != "buffers" || analysis.buffers.empty()) {
+    if (name != key || count == 0) {
       writeIndented(out, dumpJson(value, 2), 2);
       continue;
     }
     out << "[";
-    for (size_t i = 0; i < analysis.buffers.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       out << (i ? ",\n    " : "\n    ");
-      writeIndented(out, dumpJson(bufferJson(analysis, analysis.buffers[i]), 2), 4);
+      writeIndented(out, dumpJson(element(i), 2), 4);
     }
     out << "\n  ]";
   }
-  out << (first_key ? "}\n" : "\n}\n");
+  out << (first_key ? "}" : "\n}");
 }
 
 } // namespace dumpsift

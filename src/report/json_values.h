@@ -7,7 +7,9 @@
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/extract/extract.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,7 +27,8 @@ Json dumpSummaryJson(const Snapshot &snapshot);
 /// Warnings as a JSON array of {"where", "message"} (plus a final count of suppressed ones).
 Json diagnosticsJson(const Diagnostics &diags);
 
-/// Everything `info --json` prints.
+/// Everything `info --json` prints (writeInfoJson streams the same bytes, its regions one at a
+/// time).
 Json infoJson(const Snapshot &snapshot);
 
 /// One walker's heaps as they appear in the report's `heaps` array (and in `heap --json`).
@@ -55,5 +58,11 @@ Json reportJson(const Snapshot &snapshot, const Analysis &analysis,
 
 /// `json` as text: indented by `indent` (-1: one line), invalid UTF-8 replaced by U+FFFD.
 std::string dumpJson(const Json &json, int indent);
+
+/// Writes `object` as dumpJson(object, 2) does, except that the value of `key` (an empty array in
+/// `object`) is written as the `count` values `element(i)` returns, built and written one at a
+/// time: the bulk of a report (its buffers, a dump's regions) is never held whole.
+void writeJsonStreamingArray(llvm::raw_ostream &out, const Json &object, llvm::StringRef key,
+                             size_t count, llvm::function_ref<Json(size_t)> element);
 
 } // namespace dumpsift::detail

@@ -714,6 +714,23 @@ TEST_CASE("minidump: a repeated stream type keeps the first and warns") {
   CHECK(regionAt(*snap, 0x900000) == nullptr);
 }
 
+TEST_CASE("minidump: thousands of repeated stream types cost 33 warnings, not thousands") {
+  constexpr uint32_t kRepeats = 3000;
+  MdmpWriter w(1 + kRepeats);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kLinux));
+  for (uint32_t i = 0; i < kRepeats; ++i)
+    w.stream(SystemInfoType, systemInfo(kX86, kWin32NT));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->system.arch == "x86_64");
+  CHECK(hasWarning(*snap, "stream SystemInfo (0x00000007) (directory entry 32)", "repeats"));
+  CHECK_FALSE(hasWarning(*snap, "stream SystemInfo (0x00000007) (directory entry 33)", "repeats"));
+  CHECK(hasWarning(*snap, "minidump directory",
+                   "2968 more damaged entries (repeated, past the end of the file or cut short) "
+                   "not listed"));
+  CHECK(snap->diagnostics.warnings().size() == 33);
+}
+
 TEST_CASE("minidump: Memory64List with lying counts and sizes") {
   SECTION("2^32 ranges claimed, 2 present") {
     MdmpWriter w(2);
