@@ -112,7 +112,7 @@ TEST_CASE("minidump streams: MINIDUMP_STRING decoding") {
   CHECK(w[1].message == "string at 0x0 is 6 bytes long; only the first 2 read");
 }
 
-TEST_CASE("minidump streams: MINIDUMP_STRING ends at its first NUL; surrogate pairs decode") {
+TEST_CASE("minidump streams: MINIDUMP_STRING ends at its first NUL, and surrogate pairs decode") {
   Diagnostics diags;
   // U+1F600 as a surrogate pair, 'x', a NUL, then 'y' the name does not hold.
   std::vector<uint8_t> file = {10, 0, 0, 0, 0x3d, 0xd8, 0x00, 0xde, 'x', 0, 0, 0, 'y', 0};
