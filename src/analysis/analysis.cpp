@@ -109,7 +109,8 @@ public:
       const Buffer &f = buffers_[first->index]; // done: nothing writes to it any more
       const bool compared = f.content.kind != ContentKind::Zero;
       const bool same =
-          compared && std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0;
+          compared && (payload.empty() ||
+                       std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0);
       if (compared)
         memory_.releasePages(f.payloadAddress(), first->bytes.size());
       if (same) {
