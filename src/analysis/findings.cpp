@@ -171,8 +171,7 @@ std::vector<std::vector<size_t>> identicalClasses(const Context &ctx,
       if (identityRoot(ctx, c.front()) == identityRoot(ctx, i))
         return true;
       compared = true;
-      return std::memcmp(ctx.bytes[c.front()].data(), ctx.bytes[i].data(), ctx.bytes[i].size()) ==
-             0;
+      return ctx.bytes[c.front()].equals(ctx.bytes[i]); // no memcmp of null when empty
     });
     if (same == classes.end())
       classes.push_back({i});
@@ -248,7 +247,7 @@ bool isOutgrownBy(const Context &ctx, size_t small, size_t large, uint64_t small
     return false;
   uint64_t slack = kSlackBytes + (ctx.buffer(small).allocation.mmapped ? kPageSize : 0);
   uint64_t compared = a.size() > 2 * slack ? a.size() - slack : a.size() / 2;
-  return std::memcmp(a.data(), b.data(), compared) == 0;
+  return compared == 0 || std::memcmp(a.data(), b.data(), compared) == 0;
 }
 
 /// The median of `ratios` (lower middle for an even count); ratios must not be empty.
