@@ -287,6 +287,26 @@ std::vector<uint64_t> publishFramesIn(llvm::ArrayRef<uint8_t> core, uint16_t cha
   return found;
 }
 
+// The reported buffer whose [address, address + size) holds `address`, or null.
+const nlohmann::json *bufferHolding(const std::map<uint64_t, const nlohmann::json *> &buffers,
+                                    uint64_t address) {
+  auto it = buffers.upper_bound(address);
+  if (it == buffers.begin())
+    return nullptr;
+  --it;
+  return address < it->first + it->second->at("size").get<uint64_t>() ? it->second : nullptr;
+}
+
+// True when `address` is in one of the report's unclaimed ranges (memory no walker claims).
+bool inUnclaimedRange(const nlohmann::json &report, uint64_t address) {
+  for (const nlohmann::json &range : report.at("unclaimed")) {
+    const uint64_t start = *parseHexAddress(range.at("start").get<std::string>());
+    if (address >= start && address - start < range.at("size").get<uint64_t>())
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp buffers") {
@@ -349,16 +369,22 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
   INFO(frames.size() << " body frames of " << published << " messages found in the core");
   REQUIRE(frames.size() >= published / 2);
   REQUIRE(frames.size() <= published);
+  // A frame that no reported buffer holds must be in memory no walker claims (the report's
+  // unclaimed ranges): a stale copy outside every live allocation. One CI run had one.
+  size_t unclaimed_frames = 0;
   for (const FoundFrame &frame : frames) {
     INFO("body frame at 0x" << std::hex << frame.address << std::dec << " (" << frame.body_size
                             << " bytes of jpeg)");
-    auto it = buffers.upper_bound(frame.address);
-    REQUIRE(it != buffers.begin());
-    --it;
-    const nlohmann::json &b = *it->second;
+    const nlohmann::json *held_by = bufferHolding(buffers, frame.address);
+    if (!held_by) {
+      INFO("the report's heaps: " << report.at("heaps").dump());
+      REQUIRE(inUnclaimedRange(report, frame.address));
+      ++unclaimed_frames;
+      continue;
+    }
+    const nlohmann::json &b = *held_by;
     INFO("reported buffer " << b.dump());
-    REQUIRE(frame.address < it->first + b.at("size").get<uint64_t>());
-    CHECK(it->first == frame.address);
+    CHECK(*parseHexAddress(b.at("address").get<std::string>()) == frame.address);
     CHECK(b.at("kind") == "amqp");
     CHECK(b.at("allocator") == "glibc"); // V8's array buffers are node's calloc'd blocks
     CHECK(b.at("content_length") == frame.body_size + 8);
@@ -368,6 +394,8 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
     CHECK(details.value("channel", 0) == 1);
     CHECK(details.value("body_bytes", 0u) == frame.body_size);
   }
+  INFO(unclaimed_frames << " body frames lie in unclaimed memory");
+  CHECK(unclaimed_frames * 20 <= frames.size());
 
   // Each message's basic.publish and content header frames, 70 bytes, are in node's 8 KiB
   // Buffer pool, 8-byte aligned: every one must lie inside the content of an amqp buffer that
@@ -377,19 +405,26 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
   REQUIRE(publishes.size() >= published / 2);
   REQUIRE(publishes.size() <= published);
   std::map<uint64_t, size_t> pairs_in; // buffer address -> publish frames inside its content
+  size_t unclaimed_publishes = 0;
   for (const uint64_t frame : publishes) {
     INFO("basic.publish frame at 0x" << std::hex << frame);
-    auto it = buffers.upper_bound(frame);
-    REQUIRE(it != buffers.begin());
-    --it;
-    const nlohmann::json &b = *it->second;
+    const nlohmann::json *held_by = bufferHolding(buffers, frame);
+    if (!held_by) {
+      REQUIRE(inUnclaimedRange(report, frame));
+      ++unclaimed_publishes;
+      continue;
+    }
+    const nlohmann::json &b = *held_by;
     INFO("reported buffer " << b.dump());
-    const uint64_t content = it->first + b.value("offset", uint64_t(0));
+    const uint64_t address = *parseHexAddress(b.at("address").get<std::string>());
+    const uint64_t content = address + b.value("offset", uint64_t(0));
     REQUIRE(b.at("kind") == "amqp");
     REQUIRE(frame >= content);
     REQUIRE(frame < content + b.at("content_length").get<uint64_t>());
-    ++pairs_in[it->first];
+    ++pairs_in[address];
   }
+  INFO(unclaimed_publishes << " basic.publish frames lie in unclaimed memory");
+  CHECK(unclaimed_publishes * 20 <= publishes.size());
   for (const auto &[address, pairs] : pairs_in) {
     const nlohmann::json &details = buffers.at(address)->at("details");
     INFO("reported buffer " << buffers.at(address)->dump());
