@@ -294,6 +294,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
 
   // Threads.
   if (const mdmp::Stream *s = dir->find(mdmp::kThreadList)) {
+    mdmp::EntryWarnings stack_warnings(diags, mdmp::streamWhere(s->type) + " stacks");
     for (const mdmp::ThreadEntry &e : mdmp::parseThreadList(file, *s, diags)) {
       Thread t;
       t.tid = e.tid;
@@ -305,12 +306,16 @@ llvm::Error readMinidump(Snapshot &snapshot) {
         t.stack_source = RegionSource::ThreadList;
         // RVA 0 is the header: full-memory dumps leave stack descriptors pointing nowhere.
         if (e.stack_rva != 0)
-          if (auto bytes = mdmp::fileSlice(file, e.stack_rva, e.stack_size,
-                                           "thread " + std::to_string(e.tid) + " stack", diags))
+          if (auto bytes =
+                  mdmp::fileSlice(file, e.stack_rva, e.stack_size, [&](mdmp::MessageFn message) {
+                    stack_warnings.warn(
+                        [&] { return "thread " + std::to_string(e.tid) + " stack"; }, message);
+                  }))
             memory.push_back({e.stack_start, *bytes});
       }
       snapshot.threads.push_back(t);
     }
+    stack_warnings.finish();
   }
   normalizeMemory(memory, diags);
   snapshot.memory = memory;

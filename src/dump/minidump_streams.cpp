@@ -168,21 +168,44 @@ llvm::Expected<Directory> readDirectory(ArrayRef<uint8_t> file, Diagnostics &dia
   return dir;
 }
 
+void EntryWarnings::warn(MessageFn where, MessageFn message) {
+  if (kept_ == kMaxEntryWarnings) {
+    ++left_out_;
+    return;
+  }
+  ++kept_;
+  diags_.warn(where(), message());
+}
+
+void EntryWarnings::finish() {
+  if (left_out_ != 0)
+    diags_.warn(list_, num(left_out_) + " more warnings about its entries not listed");
+  left_out_ = 0;
+}
+
 std::optional<ArrayRef<uint8_t>> fileSlice(ArrayRef<uint8_t> file, uint64_t rva, uint64_t size,
-                                           const std::string &where, Diagnostics &diags) {
+                                           DamageFn damage) {
   if (size == 0)
     return ArrayRef<uint8_t>();
   if (rva >= file.size()) {
-    diags.warn(where, "data at " + hexAddress(rva) + " lies past the end of the file; not read");
+    damage(
+        [&] { return "data at " + hexAddress(rva) + " lies past the end of the file; not read"; });
     return std::nullopt;
   }
   uint64_t avail = file.size() - rva;
   if (size > avail) {
-    diags.warn(where, "data at " + hexAddress(rva) + " is cut short by the end of the file (" +
-                          num(avail) + " of " + num(size) + " bytes)");
+    damage([&] {
+      return "data at " + hexAddress(rva) + " is cut short by the end of the file (" + num(avail) +
+             " of " + num(size) + " bytes)";
+    });
     size = avail;
   }
   return file.slice(rva, size);
+}
+
+std::optional<ArrayRef<uint8_t>> fileSlice(ArrayRef<uint8_t> file, uint64_t rva, uint64_t size,
+                                           const std::string &where, Diagnostics &diags) {
+  return fileSlice(file, rva, size, [&](MessageFn message) { diags.warn(where, message()); });
 }
 
 ArrayRef<uint8_t> listEntries(const Stream &stream, size_t entry_size, Diagnostics &diags,
@@ -220,14 +243,17 @@ std::vector<MemoryRange> parseMemoryList(ArrayRef<uint8_t> file, const Stream &s
   count = cappedRangeCount(count, streamWhere(stream.type), diags);
   std::vector<MemoryRange> out;
   out.reserve(count);
+  EntryWarnings warnings(diags, streamWhere(stream.type));
   for (size_t i = 0; i < count; ++i) {
     const auto *d = viewAs<md::MemoryDescriptor>(entries, i * sizeof(md::MemoryDescriptor));
-    std::string where = "MemoryList range " + std::to_string(i);
-    auto bytes = fileSlice(file, d->Memory.RVA, d->Memory.DataSize, where, diags);
+    auto bytes = fileSlice(file, d->Memory.RVA, d->Memory.DataSize, [&](MessageFn message) {
+      warnings.warn([&] { return "MemoryList range " + std::to_string(i); }, message);
+    });
     if (!bytes || bytes->empty())
       continue;
     out.push_back({d->StartOfMemoryRange, *bytes});
   }
+  warnings.finish();
   return out;
 }
 
@@ -357,6 +383,7 @@ std::vector<ThreadEntry> parseThreadList(ArrayRef<uint8_t> file, const Stream &s
   ArrayRef<uint8_t> entries = listEntries(stream, sizeof(md::Thread), diags, count);
   std::vector<ThreadEntry> out;
   out.reserve(count);
+  EntryWarnings warnings(diags, streamWhere(stream.type));
   for (size_t i = 0; i < count; ++i) {
     const auto *t = viewAs<md::Thread>(entries, i * sizeof(md::Thread));
     ThreadEntry e;
@@ -365,11 +392,13 @@ std::vector<ThreadEntry> parseThreadList(ArrayRef<uint8_t> file, const Stream &s
     e.stack_start = t->Stack.StartOfMemoryRange;
     e.stack_size = t->Stack.Memory.DataSize;
     e.stack_rva = t->Stack.Memory.RVA;
-    if (auto ctx = fileSlice(file, t->Context.RVA, t->Context.DataSize,
-                             "thread " + std::to_string(e.tid) + " context", diags))
+    if (auto ctx = fileSlice(file, t->Context.RVA, t->Context.DataSize, [&](MessageFn message) {
+          warnings.warn([&] { return "thread " + std::to_string(e.tid) + " context"; }, message);
+        }))
       e.context = *ctx;
     out.push_back(e);
   }
+  warnings.finish();
   return out;
 }
 
@@ -396,18 +425,20 @@ std::optional<uint64_t> stackPointerFromContext(uint16_t arch, ArrayRef<uint8_t>
 }
 
 std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint32_t max_bytes,
-                                      const std::string &where, Diagnostics &diags) {
+                                      DamageFn damage) {
   if (rva >= file.size() || file.size() - rva < 4) {
-    diags.warn(where, "string at " + hexAddress(rva) + " lies past the end of the file");
+    damage([&] { return "string at " + hexAddress(rva) + " lies past the end of the file"; });
     return std::nullopt;
   }
   uint64_t length = read32(file, rva);
   if (length > max_bytes) {
-    diags.warn(where, "string at " + hexAddress(rva) + " is " + num(length) +
-                          " bytes long; only the first " + num(max_bytes) + " read");
+    damage([&] {
+      return "string at " + hexAddress(rva) + " is " + num(length) +
+             " bytes long; only the first " + num(max_bytes) + " read";
+    });
     length = max_bytes;
   }
-  auto bytes = fileSlice(file, rva + 4, length, where, diags);
+  auto bytes = fileSlice(file, rva + 4, length, damage);
   if (!bytes)
     return std::nullopt;
   // One pass, no allocation per unit: hostile names are long and full of unpaired surrogates.
@@ -435,6 +466,11 @@ std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint
     out.append(utf8, end);
   }
   return out;
+}
+
+std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint32_t max_bytes,
+                                      const std::string &where, Diagnostics &diags) {
+  return readString(file, rva, max_bytes, [&](MessageFn message) { diags.warn(where, message()); });
 }
 
 std::string buildIdFromCodeView(ArrayRef<uint8_t> record) {
@@ -471,15 +507,22 @@ std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &s
   const uint64_t budget_total = std::min<uint64_t>(
       kModuleNameBudget, std::max<uint64_t>(2 * uint64_t(file.size()), kMaxModuleNameBytes));
   uint64_t budget = budget_total;
+  EntryWarnings warnings(diags, streamWhere(stream.type));
   for (size_t i = 0; i < count; ++i) {
     const auto *m = viewAs<md::Module>(entries, i * sizeof(md::Module));
     ModuleEntry e;
     e.base = m->BaseOfImage;
     e.size = m->SizeOfImage;
-    std::string where = "module " + std::to_string(i) + " at " + hexAddress(e.base);
+    auto damage_to = [&](const char *part) {
+      return [&, part](MessageFn message) {
+        warnings.warn(
+            [&] { return "module " + std::to_string(i) + " at " + hexAddress(e.base) + part; },
+            message);
+      };
+    };
     if (budget > 0) {
       uint32_t cap = static_cast<uint32_t>(std::min<uint64_t>(kMaxModuleNameBytes, budget));
-      if (auto name = readString(file, m->ModuleNameRVA, cap, where + " name", diags)) {
+      if (auto name = readString(file, m->ModuleNameRVA, cap, damage_to(" name"))) {
         e.name = std::move(*name);
         budget -= std::min<uint64_t>(budget, e.name.size() + 4);
       }
@@ -490,10 +533,11 @@ std::vector<ModuleEntry> parseModuleList(ArrayRef<uint8_t> file, const Stream &s
     }
     const uint64_t cv_size = std::min<uint64_t>(m->CvRecord.DataSize, 24 + kMaxElfBuildIdBytes);
     if (cv_size != 0)
-      if (auto cv = fileSlice(file, m->CvRecord.RVA, cv_size, where + " CodeView record", diags))
+      if (auto cv = fileSlice(file, m->CvRecord.RVA, cv_size, damage_to(" CodeView record")))
         e.build_id = buildIdFromCodeView(*cv);
     out.push_back(std::move(e));
   }
+  warnings.finish();
   return out;
 }
 

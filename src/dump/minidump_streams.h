@@ -15,6 +15,7 @@
 #include "dumpsift/support/diagnostics.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -83,9 +84,40 @@ std::string streamName(uint32_t type);
 /// "stream LinuxMaps (0x47670009)": the `where` of a stream's warnings.
 std::string streamWhere(uint32_t type);
 
-/// File bytes [rva, rva + size), clipped to the file. nullopt when `rva` lies past the end; a
-/// warning under `where` is given for a clipped or missing slice. An empty request gives an
-/// empty slice.
+/// Builds the message of one warning (only when the warning is kept).
+using MessageFn = llvm::function_ref<std::string()>;
+/// Receives one warning about damage (its caller knows where it is).
+using DamageFn = llvm::function_ref<void(MessageFn message)>;
+
+/// The warnings about the entries of one list (threads, modules, memory ranges): each of the
+/// first kMaxEntryWarnings is kept, the rest are only counted, and finish() says how many were
+/// left out. A hostile list holds thousands of damaged entries; each would otherwise cost a
+/// warning in every report.
+class EntryWarnings {
+public:
+  static constexpr size_t kMaxEntryWarnings = 16;
+
+  /// `list` is the `where` of the closing count ("stream ModuleList (0x4)").
+  EntryWarnings(Diagnostics &diags, std::string list) : diags_(diags), list_(std::move(list)) {}
+
+  /// Warns about one entry; `where` and `message` are built only for a warning that is kept.
+  void warn(MessageFn where, MessageFn message);
+  /// Warns, once, how many warnings were left out (when any were).
+  void finish();
+
+private:
+  Diagnostics &diags_;
+  std::string list_;
+  size_t kept_ = 0;
+  size_t left_out_ = 0;
+};
+
+/// File bytes [rva, rva + size), clipped to the file. nullopt when `rva` lies past the end;
+/// `damage` gets a message for a clipped or missing slice. An empty request gives an empty slice.
+std::optional<llvm::ArrayRef<uint8_t>> fileSlice(llvm::ArrayRef<uint8_t> file, uint64_t rva,
+                                                 uint64_t size, DamageFn damage);
+
+/// fileSlice with its warnings under `where`.
 std::optional<llvm::ArrayRef<uint8_t>> fileSlice(llvm::ArrayRef<uint8_t> file, uint64_t rva,
                                                  uint64_t size, const std::string &where,
                                                  Diagnostics &diags);
@@ -136,7 +168,7 @@ struct ThreadEntry {
   llvm::ArrayRef<uint8_t> context;
 };
 
-/// ThreadList entries that fit in the stream.
+/// ThreadList entries that fit in the stream (warnings about their contexts: EntryWarnings).
 std::vector<ThreadEntry> parseThreadList(llvm::ArrayRef<uint8_t> file, const Stream &stream,
                                          Diagnostics &diags);
 
@@ -164,6 +196,10 @@ std::vector<ModuleEntry> parseModuleList(llvm::ArrayRef<uint8_t> file, const Str
 /// `max_bytes` bytes of UTF-16 are read (longer strings are cut, with a warning); an odd length
 /// loses its last byte; unpaired surrogates become U+FFFD; the string ends at its first NUL (no
 /// path holds one). nullopt when the length word itself is unreadable.
+std::optional<std::string> readString(llvm::ArrayRef<uint8_t> file, uint64_t rva,
+                                      uint32_t max_bytes, DamageFn damage);
+
+/// readString with its warnings under `where`.
 std::optional<std::string> readString(llvm::ArrayRef<uint8_t> file, uint64_t rva,
                                       uint32_t max_bytes, const std::string &where,
                                       Diagnostics &diags);

@@ -144,3 +144,31 @@ TEST_CASE("minidump streams: status, cmdline and auxv") {
   REQUIRE(w.size() == 1);
   CHECK(w[0].message == "ends with 2 bytes that are not a whole (type, value) pair");
 }
+
+TEST_CASE("minidump streams: a list's damaged entries are named up to a cap, then counted") {
+  // 40 ThreadList entries (48 bytes each: the context's location at offset 40), every context
+  // past the end of a 64-byte file.
+  constexpr size_t kThreads = 40;
+  std::vector<uint8_t> bytes(4 + kThreads * 48, 0);
+  bytes[0] = kThreads;
+  for (size_t i = 0; i < kThreads; ++i) {
+    uint8_t *entry = bytes.data() + 4 + i * 48;
+    entry[0] = static_cast<uint8_t>(100 + i); // ThreadId
+    entry[40] = 0x10;                         // Context.DataSize
+    entry[44 + 3] = 0x7f;                     // Context.RVA 0x7f000000
+  }
+  const std::vector<uint8_t> file(64, 0);
+  Diagnostics diags;
+  const std::vector<mdmp::ThreadEntry> threads =
+      mdmp::parseThreadList(file, streamOf(3, bytes), diags);
+  REQUIRE(threads.size() == kThreads);
+  CHECK(threads[39].tid == 139);
+  CHECK(threads[39].context.empty());
+  const std::vector<Diagnostic> warnings = diags.warnings();
+  REQUIRE(warnings.size() == mdmp::EntryWarnings::kMaxEntryWarnings + 1);
+  CHECK(warnings[0].where == "thread 100 context");
+  CHECK(warnings[0].message == "data at 0x7f000000 lies past the end of the file; not read");
+  CHECK(warnings[15].where == "thread 115 context");
+  CHECK(warnings[16].where == "stream ThreadList (0x00000003)");
+  CHECK(warnings[16].message == "24 more warnings about its entries not listed");
+}
