@@ -68,7 +68,9 @@ bool terminalSafe(llvm::StringRef text) {
 /// the rest of the target, and its other values are numbers and names of the tool's own.
 void checkStringsJsonSafe(const Snapshot &snapshot) {
   auto check = [](const std::string &text) {
-    if (!text.empty())
+    // ASCII serializes as it is (escapes aside): only text with a byte of 0x80 or more can throw.
+    if (std::any_of(text.begin(), text.end(),
+                    [](char c) { return static_cast<uint8_t>(c) >= 0x80; }))
       (void)nlohmann::json(text).dump();
   };
   check(snapshot.system.os);
