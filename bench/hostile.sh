@@ -7,8 +7,10 @@ set -eu
 build=${1:-build}
 out=$build/hostile
 here=$(dirname "$0")
-[ -f "$out/ranges.dmp" ] || python3 "$here/hostile_dumps.py" "$out"
-for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp; do
+for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core; do
+  [ -f "$out/$dump" ] || python3 "$here/hostile_dumps.py" "$out" "$dump"
+done
+for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core; do
   for command in info "analyze -q"; do
     # shellcheck disable=SC2086 # "analyze -q" is two words
     /usr/bin/time -v "$build/dumpsift" $command "$out/$dump" >/dev/null 2>"$out/time.txt" || true

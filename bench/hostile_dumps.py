@@ -8,12 +8,14 @@ MINIDUMP_MEMORY_LIST, MINIDUMP_MEMORY64_LIST, MINIDUMP_SYSTEM_INFO; breakpad's L
   ranges.dmp          102 MB: 6,000,000 one-byte Memory64List ranges (counts consistent)
   gzip.core           4 MiB of private memory: back-to-back gzip members, each 4 MiB of zeros
   escapes.dmp         a command line, module path and process name holding ESC, BEL, CR
+  jpegs.core          4 MiB of private memory: JPEG headers (photo_baseline.jpg's, to its SOS),
+                      each followed by 400 bytes of scan data and no end marker, back to back
 
 Usage: hostile_dumps.py [--small] OUT_DIR [CLASS...]   (bench/hostile.sh runs dumpsift on them)
 
 --small writes each class in a small form instead (a few KiB: 64 aliased PT_LOADs of 4 KiB, 64
-aliased MemoryList ranges, 1,000 one-byte ranges, an 8 KiB region of two gzip members), the
-fuzz seeds fixtures/corpus/pipeline/regress-*.
+aliased MemoryList ranges, 1,000 one-byte ranges, an 8 KiB region of two gzip members, a 16 KiB
+region of cut JPEG streams), the fuzz seeds fixtures/corpus/pipeline/regress-*.
 """
 import array
 import gzip
@@ -109,6 +111,23 @@ def gzip_core(size=4 * MIB):
     return elf_core([(0x20000000, size, 0, size, PF_R | PF_W)]) + bytes(region)
 
 
+def jpegs_core(size=4 * MIB):
+    """Each cut stream is a JPEG to the region scan, its extent an estimate: the end of the run of
+    non-zero bytes it starts, which is the whole region. Found once per stream, that was quadratic
+    (31 s for this region)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "fixtures", "content", "photo_baseline.jpg"), "rb") as f:
+        jpeg = f.read()
+    sos = jpeg.index(b"\xff\xda")
+    headers = jpeg[: sos + 2 + struct.unpack_from(">H", jpeg, sos + 2)[0]]
+    rng = random.Random(24)
+    region = bytearray()
+    while len(region) + len(headers) + 400 <= size:
+        region += headers + bytes(rng.randrange(0, 0xFF) for _ in range(400))  # no 0xFF: no marker
+    region += bytes(size - len(region))
+    return elf_core([(0x20000000, size, 0, size, PF_R | PF_W)]) + bytes(region)
+
+
 def escapes_dmp():
     hostile = b"evil\x1b[2J\x1b]0;owned\x07\rfake line\x1b[31m"
     cmdline = b"/usr/bin/" + hostile + b"\0--flag\x1b[0m\0"
@@ -122,6 +141,7 @@ CLASSES = {
     "ranges.dmp": ranges_dmp,
     "gzip.core": gzip_core,
     "escapes.dmp": escapes_dmp,
+    "jpegs.core": jpegs_core,
 }
 
 
@@ -131,6 +151,7 @@ SMALL = {
     "ranges.dmp": lambda: ranges_dmp(1000),
     "gzip.core": lambda: gzip_core(8200),
     "escapes.dmp": escapes_dmp,
+    "jpegs.core": lambda: jpegs_core(16384),
 }
 
 

@@ -93,6 +93,16 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       emit(std::move(open));
     is_open = false;
   };
+  // The end of the non-zero run holding the last estimated hit: the hits after it in the same run
+  // share it (found once, not once per hit, which made a run of many short hits quadratic).
+  uint64_t run_from = 1, run_end = 0;
+  auto nonZeroEnd = [&](uint64_t from) {
+    if (from < run_from || from > run_end) {
+      run_from = from;
+      run_end = nonZeroRunEnd(bytes, from);
+    }
+    return std::max(run_end, from);
+  };
   uint64_t i = 0;
   while (i < bytes.size()) {
     if (is_open && i >= open_end)
@@ -146,7 +156,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
         stale_tail ? std::max<uint64_t>(hit->structure_length, length) : hit->structure_length,
         bytes.size() - i);
     if (estimated)
-      length = std::max(nonZeroRunEnd(bytes, i) - i, structure);
+      length = std::max(nonZeroEnd(i) - i, structure);
     length = std::min<uint64_t>(length, bytes.size() - i);
     Buffer b;
     b.allocation.address = base + i;

@@ -1,13 +1,15 @@
 // Issue 24's hostile dumps at the sizes it gives, written by bench/hostile_dumps.py (aliased file
 // ranges in a core and a minidump, 6 M one-byte ranges, a region of back-to-back gzip bombs,
-// terminal escapes in names): `info` and `analyze` must each finish, say what was wrong, and keep
-// their output bounded. (bench/hostile.sh measures their time and memory; a test does not time.)
+// terminal escapes in names, a region of cut JPEG streams): `info` and `analyze` must each finish,
+// say what was wrong, and keep their output bounded. (bench/hostile.sh measures their time and
+// memory; a test does not time.)
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace dumpsift::test;
 
@@ -90,4 +92,26 @@ TEST_CASE("hostile dumps: terminal escapes in names print escaped") {
     const auto byte = static_cast<unsigned char>(c);
     return (byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f;
   }));
+}
+
+TEST_CASE("hostile dumps: a region of cut JPEG streams ends each estimate at the next stream") {
+  // 4 MiB of JPEG headers and 400 bytes of scan data each (748 bytes), no end marker: each stream's
+  // extent is an estimate, the run of non-zero bytes it starts (the whole region) cut at the next
+  // stream. The run's end is found once for all of them (it was found once per stream: 31 s).
+  const CommandResult r =
+      runTool(hostileDir("jpegs.core"), "analyze jpegs.core --min-size 512 --quiet --json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  CHECK(report["diagnostics"].empty());
+  const nlohmann::json &buffers = report["buffers"];
+  constexpr uint64_t kStream = 748;
+  REQUIRE(buffers.size() == (4u << 20) / kStream);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    INFO("buffer " << buffers[i].dump());
+    std::ostringstream address;
+    address << "0x" << std::hex << 0x20000000 + i * kStream;
+    CHECK(buffers[i]["address"] == address.str());
+    CHECK(buffers[i]["size"] == kStream);
+    CHECK(buffers[i]["kind"] == "jpeg");
+  }
 }
