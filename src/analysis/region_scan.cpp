@@ -76,6 +76,29 @@ bool jsonTextLead(llvm::ArrayRef<uint8_t> bytes, uint64_t i) {
   return c == '{' && next_token(at, at) == '"';
 }
 
+// AMQP 0-9-1's frame header (type, channel, size) before a body frame's payload.
+constexpr uint64_t kFrameHeader = 7;
+
+// The AMQP body frame that carries the content found at bytes[at], when there is one: the 7 bytes
+// before `at` are a body frame's header (type 3, a channel other than 0, a size), its end byte 0xCE
+// is where that size says, and the frame sniffs as amqp. A body frame is no lead of its own (its
+// first byte is common and it has no magic), but its payload (a JPEG, JSON) is; a stale copy of a
+// client's frame in memory no walker claims is then reported as the frame it is.
+std::optional<SniffResult> bodyFrameCarrying(llvm::ArrayRef<uint8_t> bytes, uint64_t at) {
+  if (at < kFrameHeader)
+    return std::nullopt;
+  const uint8_t *header = bytes.data() + at - kFrameHeader;
+  const uint16_t channel = llvm::support::endian::read16be(header + 1);
+  const uint32_t size = llvm::support::endian::read32be(header + 3);
+  if (header[0] != 3 || channel == 0 || size == 0 || size >= bytes.size() - at ||
+      bytes[at + size] != 0xCE)
+    return std::nullopt;
+  SniffResult frame = sniff(bytes.slice(at - kFrameHeader, kFrameHeader + size + 1));
+  if (frame.kind != ContentKind::Amqp)
+    return std::nullopt;
+  return frame;
+}
+
 // Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
 void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOptions &options,
                const std::function<void(Buffer)> &emit) {
@@ -104,6 +127,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     return std::max(run_end, from);
   };
   uint64_t i = 0;
+  uint64_t passed = 0; // the end of the last hit's bytes the scan went past (no hit starts before)
   while (i < bytes.size()) {
     if (is_open && i >= open_end)
       close(open_end);
@@ -143,6 +167,11 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       ++i;
       continue;
     }
+    if (hit->kind != ContentKind::Amqp && i >= passed + kFrameHeader)
+      if (std::optional<SniffResult> frame = bodyFrameCarrying(bytes, i)) {
+        hit = std::move(frame);
+        i -= kFrameHeader;
+      }
     if (is_open)
       close(i);
     uint64_t length = hit->length;
@@ -173,6 +202,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       is_open = true;
       open_end = i + length;
       i += std::max<uint64_t>(structure, 1);
+      passed = i;
       continue;
     }
     if (length >= options.min_size) {
@@ -181,6 +211,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       emit(std::move(b));
     }
     i += std::max<uint64_t>(length, 1);
+    passed = i;
   }
   if (is_open)
     close(open_end);

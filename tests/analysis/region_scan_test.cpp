@@ -116,3 +116,43 @@ TEST_CASE("region scan: claimed memory and small content are left out") {
     CHECK(b.allocation.state == AllocState::Unknown);
   }
 }
+
+TEST_CASE("region scan: a JPEG an AMQP body frame carries is reported as the frame") {
+  // A stale copy of a client's body frame (header: type 3, channel 1, the JPEG's size; then the
+  // JPEG and 0xCE) in memory no walker claims, after some text; and the same JPEG with a byte
+  // before it that is not a frame's end (0xCD), which stays a JPEG.
+  const ByteVec jpeg = contentFixture("photo_baseline.jpg");
+  ByteVec frame = {3, 0, 1};
+  for (int shift = 24; shift >= 0; shift -= 8)
+    frame.push_back(static_cast<uint8_t>(jpeg.size() >> shift));
+  frame.insert(frame.end(), jpeg.begin(), jpeg.end());
+  frame.push_back(0xCE);
+  ByteVec not_frame = frame;
+  not_frame.back() = 0xCD;
+  constexpr uint64_t kPool = 0x7f0000000000, kFrame = kPool + 0x1003, kNotFrame = kPool + 0x9001;
+  FakeMemory fake;
+  fake.addRegion(kPool, 0x10000);
+  fake.putBytes(kPool + 0x1000, ByteVec{'a', 'b', 'c'}); // the frame follows text, not zeros
+  fake.putBytes(kFrame, frame);
+  fake.putBytes(kNotFrame, not_frame);
+  fake.put8(kPool + 0xffff, 0);
+  std::unique_ptr<Snapshot> snap = fake.snapshot();
+  AddressSpace memory(*snap);
+  AnalyzeOptions options;
+  options.min_size = 4096;
+  std::vector<Buffer> found;
+  SniffBudget budget(options.inflate_budget);
+  Diagnostics diags;
+  scanUnclaimed(
+      memory, unclaimedRanges(*snap, {}), options, false, budget, diags,
+      [](llvm::StringRef, uint64_t, uint64_t) {}, [&](Buffer b) { found.push_back(std::move(b)); });
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].allocation.address == kFrame);
+  CHECK(found[0].allocation.size == frame.size());
+  CHECK(found[0].content.kind == ContentKind::Amqp);
+  const DetailValue *payload = found[0].content.details.get("payload_kind");
+  REQUIRE(payload != nullptr);
+  CHECK(std::get<std::string>(*payload) == "jpeg");
+  CHECK(found[1].allocation.address == kNotFrame + 7);
+  CHECK(found[1].content.kind == ContentKind::Jpeg);
+}

@@ -369,24 +369,23 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
   INFO(frames.size() << " body frames of " << published << " messages found in the core");
   REQUIRE(frames.size() >= published / 2);
   REQUIRE(frames.size() <= published);
-  // A frame that no reported buffer holds must be in memory no walker claims (the report's
-  // unclaimed ranges): a stale copy outside every live allocation. One CI run had one.
-  size_t unclaimed_frames = 0;
+  // Each frame starts a buffer reported amqp: node's calloc'd block (V8's array buffers), or, for
+  // a stale copy in memory no walker claims (one CI run had one), the region scan's, which knows a
+  // body frame by the JPEG it carries.
   for (const FoundFrame &frame : frames) {
     INFO("body frame at 0x" << std::hex << frame.address << std::dec << " (" << frame.body_size
                             << " bytes of jpeg)");
+    INFO("the report's heaps: " << report.at("heaps").dump());
     const nlohmann::json *held_by = bufferHolding(buffers, frame.address);
-    if (!held_by) {
-      INFO("the report's heaps: " << report.at("heaps").dump());
-      REQUIRE(inUnclaimedRange(report, frame.address));
-      ++unclaimed_frames;
-      continue;
-    }
+    REQUIRE(held_by != nullptr);
     const nlohmann::json &b = *held_by;
     INFO("reported buffer " << b.dump());
     CHECK(*parseHexAddress(b.at("address").get<std::string>()) == frame.address);
     CHECK(b.at("kind") == "amqp");
-    CHECK(b.at("allocator") == "glibc"); // V8's array buffers are node's calloc'd blocks
+    if (b.at("allocator") == "region-scan")
+      CHECK(inUnclaimedRange(report, frame.address));
+    else
+      CHECK(b.at("allocator") == "glibc");
     CHECK(b.at("content_length") == frame.body_size + 8);
     const nlohmann::json &details = b.at("details");
     CHECK(details.value("first_frame", "") == "body");
@@ -394,13 +393,12 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
     CHECK(details.value("channel", 0) == 1);
     CHECK(details.value("body_bytes", 0u) == frame.body_size);
   }
-  INFO(unclaimed_frames << " body frames lie in unclaimed memory");
-  CHECK(unclaimed_frames * 20 <= frames.size());
 
   // Each message's basic.publish and content header frames, 70 bytes, are in node's 8 KiB
   // Buffer pool, 8-byte aligned: every one must lie inside the content of an amqp buffer that
   // counts each pair in it (a slab's malloc'd memory may hold an older slab's stale frames after
-  // its live ones: one run had one such frame).
+  // its live ones: one run had one such frame). A stale pair in memory no walker claims is 70
+  // bytes, under the region scan's threshold: at most 1 in 20 may lie there.
   INFO(publishes.size() << " basic.publish frames found in the core");
   REQUIRE(publishes.size() >= published / 2);
   REQUIRE(publishes.size() <= published);
