@@ -131,12 +131,24 @@ public:
     const bool cut = budget.cutCandidates() != 0;
     if (!first) {
       std::lock_guard<std::mutex> lock(mutex_);
-      firsts_.try_emplace(key, First{i, payload, cut});
+      auto [it, inserted] = firsts_.try_emplace(key, First{i, payload, cut});
+      // Another thread sniffed an identical buffer meanwhile and came first: this one is its copy
+      // (the same bytes give the same results), so that the second pass sees them as one, as
+      // with one thread, whatever the timing. (Zero buffers are never copies: see above.)
+      if (!inserted && b.content.kind != ContentKind::Zero &&
+          sameBytes(it->second.bytes, payload)) {
+        b.identical_to = buffers_[it->second.index].payloadAddress();
+        twins = it->second.index;
+      }
     }
     return cut;
   }
 
 private:
+  static bool sameBytes(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  }
+
   struct First {
     size_t index;
     llvm::ArrayRef<uint8_t> bytes;
