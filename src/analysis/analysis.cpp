@@ -16,7 +16,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -108,9 +107,7 @@ public:
     if (first) {
       const Buffer &f = buffers_[first->index]; // done: nothing writes to it any more
       const bool compared = f.content.kind != ContentKind::Zero;
-      const bool same =
-          compared && (payload.empty() ||
-                       std::memcmp(first->bytes.data(), payload.data(), payload.size()) == 0);
+      const bool same = compared && first->bytes.equals(payload);
       if (compared)
         memory_.releasePages(f.payloadAddress(), first->bytes.size());
       if (same) {
@@ -135,8 +132,7 @@ public:
       // Another thread sniffed an identical buffer meanwhile and came first: this one is its copy
       // (the same bytes give the same results), so that the second pass sees them as one, as
       // with one thread, whatever the timing. (Zero buffers are never copies: see above.)
-      if (!inserted && b.content.kind != ContentKind::Zero &&
-          sameBytes(it->second.bytes, payload)) {
+      if (!inserted && b.content.kind != ContentKind::Zero && it->second.bytes.equals(payload)) {
         b.identical_to = buffers_[it->second.index].payloadAddress();
         twins = it->second.index;
       }
@@ -145,10 +141,6 @@ public:
   }
 
 private:
-  static bool sameBytes(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
-  }
-
   struct First {
     size_t index;
     llvm::ArrayRef<uint8_t> bytes;

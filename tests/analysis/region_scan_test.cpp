@@ -15,6 +15,24 @@
 using namespace dumpsift;
 using namespace dumpsift::test;
 
+namespace {
+
+// What the region scan finds in `ranges` with a 4 KiB threshold and the default inflate budget.
+std::vector<Buffer> scanWithDefaults(const AddressSpace &memory,
+                                     const std::vector<UnclaimedRange> &ranges) {
+  AnalyzeOptions options;
+  options.min_size = 4096;
+  std::vector<Buffer> found;
+  SniffBudget budget(options.inflate_budget);
+  Diagnostics diags;
+  scanUnclaimed(
+      memory, ranges, options, false, budget, diags, [](llvm::StringRef, uint64_t, uint64_t) {},
+      [&](Buffer b) { found.push_back(std::move(b)); });
+  return found;
+}
+
+} // namespace
+
 TEST_CASE("region scan: every file of a process's own pool, at its address, with its length") {
   if (!gcoreOrSkipped())
     return;
@@ -94,14 +112,7 @@ TEST_CASE("region scan: claimed memory and small content are left out") {
   CHECK(ranges[1].start == kGif - 0x10 + 0x8000);
   CHECK(ranges[1].end() == kPool + 0x50000);
 
-  AnalyzeOptions options;
-  options.min_size = 4096;
-  std::vector<Buffer> found;
-  SniffBudget budget(options.inflate_budget);
-  Diagnostics diags;
-  scanUnclaimed(
-      memory, ranges, options, false, budget, diags, [](llvm::StringRef, uint64_t, uint64_t) {},
-      [&](Buffer b) { found.push_back(std::move(b)); });
+  const std::vector<Buffer> found = scanWithDefaults(memory, ranges);
   REQUIRE(found.size() == 2);
   CHECK(found[0].allocation.address == kPng);
   CHECK(found[0].allocation.size == png.size());
@@ -138,14 +149,7 @@ TEST_CASE("region scan: a JPEG an AMQP body frame carries is reported as the fra
   fake.put8(kPool + 0xffff, 0);
   std::unique_ptr<Snapshot> snap = fake.snapshot();
   AddressSpace memory(*snap);
-  AnalyzeOptions options;
-  options.min_size = 4096;
-  std::vector<Buffer> found;
-  SniffBudget budget(options.inflate_budget);
-  Diagnostics diags;
-  scanUnclaimed(
-      memory, unclaimedRanges(*snap, {}), options, false, budget, diags,
-      [](llvm::StringRef, uint64_t, uint64_t) {}, [&](Buffer b) { found.push_back(std::move(b)); });
+  const std::vector<Buffer> found = scanWithDefaults(memory, unclaimedRanges(*snap, {}));
   REQUIRE(found.size() == 2);
   CHECK(found[0].allocation.address == kFrame);
   CHECK(found[0].allocation.size == frame.size());
