@@ -100,10 +100,17 @@ public:
 
   void run(HeapWalkResult &result) {
     size_t gap = 0;
+    // Every object header is read, so the walk would map every page of the small objects'
+    // spaces: the pages go once the walk has passed them (the spaces come in address order).
+    ReleaseBehind behind(memory_, jvm_.spaces.empty() ? 0 : jvm_.spaces.front().bottom,
+                         jvm_.spaces.empty() ? 0 : jvm_.spaces.back().end);
+    behind_ = &behind;
     for (const Space &s : jvm_.spaces) {
       if (s.walk && s.top > s.bottom)
         walkSpace(s, gap);
+      behind.passed(s.end);
     }
+    behind_ = nullptr;
     result.stats = stats_;
     auto fact = [&](std::string key, std::string value) {
       result.facts.emplace_back(std::move(key), std::move(value));
@@ -291,6 +298,7 @@ private:
         if (o.size >= s.top - p) // ends the space (a humongous object passes its top)
           break;
         p += o.size;
+        behind_->passed(p);
         continue;
       }
       const uint64_t next = resync(p + 8, limit);
@@ -363,6 +371,7 @@ private:
 
   const AddressSpace &memory_;
   HeapBytes bytes_;
+  ReleaseBehind *behind_ = nullptr; // set while run() walks the spaces
   const Jvm &jvm_;
   const ObjectLayout &layout_;
   AllocationSink sink_;
