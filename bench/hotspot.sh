@@ -15,11 +15,11 @@
 # Needs a JDK 17 (DUMPSIFT_JAVA_HOME, default /usr/lib/jvm/java-17-openjdk-amd64), gdb, ptrace,
 # and about 3 x (MIB + 64 x MILLIONS) MiB of free disk. DUMPSIFT_BENCH_KEEP=1 keeps the cores.
 set -eu
+. "$(dirname "$0")/lib.sh"
 
 build=${1:-build}
 mib=${2:-512}
 millions=${3:-10}
-java_home=${DUMPSIFT_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 dir=${DUMPSIFT_BENCH_DIR:-/tmp/dumpsift-bench}
 mkdir -p "$dir"
 log=$(mktemp)
@@ -35,31 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# dump NAME COMMAND...: runs COMMAND until it prints READY, gcores it into $work/NAME.core.
-dump() {
-  name=$1
-  shift
-  "$@" >"$work/$name.stdout" &
-  pid=$!
-  tries=0
-  until grep -qx READY "$work/$name.stdout" 2>/dev/null; do
-    tries=$((tries + 1))
-    [ "$tries" -lt 1200 ] || { echo "$name did not print READY" >&2; exit 1; }
-    kill -0 "$pid" 2>/dev/null || { echo "$name exited" >&2; exit 1; }
-    sleep 0.1
-  done
-  gcore -o "$work/$name.gcore" "$pid" >"$work/gcore.log" 2>&1 || { cat "$work/gcore.log" >&2; exit 1; }
-  mv "$work/$name.gcore.$pid" "$work/$name.core"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=
-}
-
-"$java_home/bin/javac" -d "$work" "$(dirname "$0")/../fixtures/java/BigHeap.java"
-heap_mib=$((mib + millions * 64 + 256))
-dump jvm env MALLOC_ARENA_MAX=2 "$java_home/bin/java" -XX:+UseG1GC -Xms${heap_mib}m -Xmx${heap_mib}m \
-  -XX:-UsePerfData -cp "$work" BigHeap "$mib" "$millions"
 jvm_core=$work/jvm.core
+dump_jvm "$jvm_core" "$mib" "$millions"
 
 # best_of CMD...: three runs (output discarded); prints "wall cpu" of the run with the least CPU.
 best_of() {
@@ -80,7 +57,7 @@ jvm_analyze=$(best_of "$tool" analyze "$jvm_core" --min-size 65536 --report "$wo
 
 # A glibc core with as many captured bytes: big_heap's MIB is what it holds in malloc.
 glibc_mib=$((jvm_bytes / 1048576 * 9 / 10))
-dump glibc "$build/fixtures/big_heap" "$glibc_mib" 4 1
+dump_when_ready "$work/glibc.core" "$build/fixtures/big_heap" "$glibc_mib" 4 1
 glibc_bytes=$(captured "$work/glibc.core")
 glibc_analyze=$(best_of "$tool" analyze "$work/glibc.core" --min-size 65536 --report "$work/r.json" --threads 1 -q)
 

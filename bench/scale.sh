@@ -51,14 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# make_core MIB SCALE: prints the path of a core of big_heap holding MIB MiB in large buffers
-# SCALE times the story's sizes (reused when kept).
-make_core() {
-  core=$dir/big_heap-$1-x$2.core
-  [ -s "$core" ] || dump_when_ready "$core" "$prog" "$1" 4 "$2"
-  echo "$core"
-}
-
 # best_of CMD...: runs CMD three times (stdout discarded); prints "wall cpu maxrss_kib" of the run
 # with the least wall time.
 best_of() {
@@ -88,7 +80,7 @@ results=$work/results
 for mib in $sizes; do
   scale=1
   [ "$mode" = scaled ] && scale=$((mib / first_mib > 0 ? mib / first_mib : 1))
-  core=$(make_core "$mib" "$scale")
+  big_heap_core "$prog" "$mib" "$scale" # sets core (reused when kept)
   bytes=$(wc -c <"$core")
   echo "core $core: $bytes bytes; $(cat "$core.json")"
   cat "$core" >/dev/null # warm the page cache
