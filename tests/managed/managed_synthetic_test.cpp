@@ -59,6 +59,7 @@ uint64_t putArray(FakeProcess &p, uint64_t addr, uint64_t mt, uint32_t length, u
 }
 
 constexpr uint64_t kHeap = 0x200000;
+constexpr uint64_t kLohThreshold = 85000;
 
 /// A LOH-like run without any heap_segment record: pad, byte[100000], pad, int[30000], zeros.
 void putLooseHeap(FakeProcess &p, uint64_t free_mt = kFreeMT) {
@@ -124,6 +125,94 @@ TEST_CASE("coreclr walker follows heap_segment records and their LOH flag") {
       CHECK(a2.managed->heap_kind == "loh");
     }
   CHECK(used == std::vector<uint64_t>{mem, a});
+}
+
+/// A heap_segment {allocated, committed, reserved, used, mem, flags, next} at `at`.
+void putSegment(FakeProcess &p, uint64_t at, uint64_t mem, uint64_t allocated, uint64_t reserved,
+                uint64_t flags, uint64_t next) {
+  const uint64_t words[7] = {allocated, reserved, reserved, allocated, mem, flags, next};
+  for (int i = 0; i < 7; ++i)
+    p.put64(at + 8 * i, words[i]);
+}
+
+// The shape of a .NET Core 2.0 heap that was walked wrongly (bench/coreclr.sh's 2 GiB core): two
+// SOH segments (gen2's, linked to the ephemeral one) and a list of LOH segments, and just past the
+// ephemeral segment's `allocated` an object whose fields read as a heap_segment: its `mem` right
+// after it, its `allocated` past every LOH segment, its `next` to something that is no segment.
+// Taken for a segment header, it swallowed the LOH segments: their arrays became `soh`.
+TEST_CASE("coreclr walker finds segments by their next links and ignores a record-like object") {
+  // With `lead`, each segment's mapping starts a page before its header (a mapping the kernel
+  // merged with the one before): no header at a mapping start, so every word is tried.
+  const uint64_t lead = GENERATE(uint64_t(0), uint64_t(0x1000));
+  INFO("lead " << lead);
+  FakeProcess p;
+  putMethodTables(p);
+  constexpr uint64_t eph = 0x400000, gen2 = 0x800000;
+  constexpr uint64_t loh1 = 0x1000000, loh2 = 0x1100000, loh3 = 0x1140000;
+  p.addRegion(eph - lead, 0x10000 + lead);
+  p.addRegion(gen2 - lead, 0x10000 + lead);
+  p.addRegion(loh1 - lead, 0x40000 + lead);
+  p.addRegion(loh2 - lead, 0x80000 + lead); // loh3's header lies inside this mapping: only
+                                            // loh2's `next` leads to it
+
+  std::vector<uint64_t> soh_arrays, loh_arrays;
+  auto fill = [&](uint64_t seg, int count, uint32_t length, std::vector<uint64_t> &out) {
+    uint64_t a = seg + 0x1000;
+    for (int i = 0; i < count; ++i) {
+      if (length >= kLohThreshold)
+        a = putArray(p, a, kFreeMT, 8, 1); // the LOH's 32-byte pad before each object
+      out.push_back(a);
+      a = i % 2 ? putArray(p, a, kIntArrayMT, length / 4, 4)
+                : putArray(p, a, kByteArrayMT, length, 1);
+    }
+    return a;
+  };
+  const uint64_t eph_end = fill(eph, 6, 100, soh_arrays);
+  const uint64_t gen2_end = fill(gen2, 8, 200, soh_arrays);
+  const uint64_t loh1_end = fill(loh1, 2, 100000, loh_arrays);
+  const uint64_t loh2_end = fill(loh2, 2, 100000, loh_arrays);
+  const uint64_t loh3_end = fill(loh3, 2, 100000, loh_arrays);
+  putSegment(p, gen2, gen2 + 0x1000, gen2_end, gen2 + 0x10000, 0, eph);
+  putSegment(p, eph, eph + 0x1000, eph_end, eph + 0x10000, 0, 0);
+  putSegment(p, loh1, loh1 + 0x1000, loh1_end, loh1 + 0x40000, 8, loh2);
+  putSegment(p, loh2, loh2 + 0x1000, loh2_end, loh2 + 0x40000, 8, loh3);
+  putSegment(p, loh3, loh3 + 0x1000, loh3_end, loh3 + 0x40000, 8, 0);
+
+  // The record-like object, allocated after the last GC past the ephemeral segment's `allocated`:
+  // an object[] whose elements are {allocated, committed, reserved, used, mem, 0, next}.
+  constexpr uint64_t kObjectArrayMT = kIntArrayMT; // the walker only needs a valid array here
+  const uint64_t object = eph_end + 0x18;
+  putArray(p, object, kObjectArrayMT, 14, 8);
+  const uint64_t fake = object + 16, fake_mem = fake + 0x30;
+  putSegment(p, fake, fake_mem, loh3 + 0x80000, loh3 + 0x80000, 0, kTypes + 0x300);
+  putArray(p, fake_mem, kByteArrayMT, 8, 1);
+
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_discovery") == "heap_segment records");
+  CHECK(w.fact("coreclr_segments") == "5");
+  CHECK(w.fact("coreclr_segment_search") ==
+        (lead ? "every word, and next links" : "mapping starts and next links"));
+  CHECK(w.fact("coreclr_resyncs").empty()); // no walk lost its place
+  std::vector<std::pair<std::string, uint64_t>> areas;
+  for (const HeapArea &a : w.result.areas)
+    areas.emplace_back(a.kind, a.start);
+  CHECK(areas == std::vector<std::pair<std::string, uint64_t>>{{"soh", eph + 0x1000},
+                                                               {"soh", gen2 + 0x1000},
+                                                               {"loh", loh1 + 0x1000},
+                                                               {"loh", loh2 + 0x1000},
+                                                               {"loh", loh3 + 0x1000}});
+  std::map<uint64_t, std::string> kinds; // used array -> heap_kind
+  for (const Allocation &a : w.allocations)
+    if (a.state == AllocState::Used)
+      kinds[a.address] = a.managed->heap_kind;
+  std::map<uint64_t, std::string> expected;
+  for (uint64_t a : soh_arrays)
+    expected[a] = "soh";
+  for (uint64_t a : loh_arrays)
+    expected[a] = "loh";
+  CHECK(kinds == expected); // nothing past the ephemeral segment's `allocated`
+  CHECK(w.fact("coreclr_objects_walked") == std::to_string(expected.size() + loh_arrays.size()));
 }
 
 TEST_CASE("coreclr walker takes the free MethodTable from a contract descriptor") {

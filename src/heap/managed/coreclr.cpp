@@ -16,7 +16,9 @@
 //   free object: MethodTable with the free flags (0x80000001; CLR 2: 0x00010001), base size 3P,
 //                no parent.
 //   heap_segment (segments and regions alike): allocated, committed, reserved, used, mem, flags
-//                (8 = LOH, 512 = POH) as its first six pointer-sized words.
+//                (8 = LOH, 512 = POH), next (the generation's next segment or region) as its
+//                first seven pointer-sized words; a segment's lies at the start of its
+//                reservation, its objects from mem on.
 #include "dumpsift/support/hex.h"
 #include "scan.h"
 #include "walkers.h"
@@ -27,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace dumpsift {
 namespace {
@@ -40,6 +43,8 @@ constexpr uint64_t kSegmentFlagPoh = 512;
 constexpr uint64_t kMaxObjectSize = uint64_t(1) << 40;
 constexpr uint64_t kMaxClassBaseSize = uint64_t(1) << 24;
 constexpr unsigned kMaxParentDepth = 32;
+constexpr uint64_t kPageSize = 4096;
+constexpr size_t kMaxSegments = 1 << 16;
 constexpr uint64_t kContractMagic = 0x0043414443434e44ull; // "DNCCDAC\0" little-endian
 
 bool isCoreClrModule(llvm::StringRef name) {
@@ -201,6 +206,14 @@ struct Segment {
   }
 };
 
+/// The first seven words of a heap_segment: allocated, committed, reserved, (used,) mem, flags,
+/// next.
+struct SegmentRecord {
+  uint64_t at = 0; // where it lies
+  uint64_t allocated = 0, committed = 0, reserved = 0, mem = 0, flags = 0, next = 0;
+  uint64_t heapBits() const { return flags & (kSegmentFlagLoh | kSegmentFlagPoh); }
+};
+
 /// A compact record of one reported object, kept until type names are settled.
 struct Found {
   uint64_t address;
@@ -272,6 +285,18 @@ private:
   /// "coreclr_segments" and the like: this walk's facts carry its walker's name.
   std::string fact(llvm::StringRef key) const { return (walker_ + "_" + key).str(); }
 
+  /// The heap_segment-shaped record at `at` (mem <= allocated <= committed <= reserved, small
+  /// flags), or nullopt when the words there have another shape or are not captured.
+  std::optional<SegmentRecord> readRecord(uint64_t at) const;
+  /// The same for the seven words at `w`, which lie at `at`.
+  std::optional<SegmentRecord> recordFrom(const uint8_t *w, uint64_t at) const;
+  /// A segment's own header: page-aligned (the start of its reservation), its objects shortly
+  /// after it, past the fields read here.
+  bool isHeader(const SegmentRecord &r) const;
+  /// `next` is null, not captured, or another record of the same heap (SOH, LOH or POH).
+  bool nextPlausible(const SegmentRecord &r) const;
+  /// A valid object at `mem`, and `allocated` past it.
+  bool hasFirstObject(const SegmentRecord &r);
   void findSegments();
   void walkSegment(const Segment &seg, uint32_t area);
   void scanRange(const ScanRange &range);
@@ -291,57 +316,128 @@ private:
   uint64_t objects_ = 0;
   uint64_t resyncs_ = 0;
   uint64_t ignored_records_ = 0;
+  std::string segment_search_;
 };
 
-void CoreClrWalk::findSegments() {
-  std::vector<Segment> all;
+std::optional<SegmentRecord> CoreClrWalk::readRecord(uint64_t at) const {
   const unsigned ptr = layout_.pointer_size;
-  for (const ScanRange &r : heapCandidateRanges(memory_)) {
-    for (uint64_t off = 0; off + 6 * ptr <= r.size; off += ptr) {
-      const uint8_t *w = r.bytes + off;
-      uint64_t mem = layout_.word(w + 4 * ptr);
-      if (mem == 0 || (mem & (ptr - 1)) != 0)
-        continue;
-      uint64_t allocated = layout_.word(w);
-      if (allocated <= mem)
-        continue;
-      uint64_t committed = layout_.word(w + ptr), reserved = layout_.word(w + 2 * ptr),
-               flags = layout_.word(w + 5 * ptr);
-      if (committed < allocated || reserved < committed || flags >= 0x10000 ||
-          reserved - mem > (uint64_t(1) << 40))
-        continue;
-      const uint8_t *obj = memory_.tryView(mem, layout_.arrayBaseSize());
-      if (!obj)
-        continue;
-      uint64_t run = memory_.capturedRunFrom(mem);
-      uint64_t size;
-      const bool large = flags & (kSegmentFlagLoh | kSegmentFlagPoh);
-      if (!objectAt(obj, obj + std::min<uint64_t>(run, allocated - mem), false, large, size).valid)
-        continue;
-      all.push_back({r.start + off, mem, allocated, flags});
-    }
+  if (at == 0 || (at & (ptr - 1)) != 0)
+    return std::nullopt;
+  const uint8_t *w = memory_.tryView(at, 7 * ptr);
+  return w ? recordFrom(w, at) : std::nullopt;
+}
+
+std::optional<SegmentRecord> CoreClrWalk::recordFrom(const uint8_t *w, uint64_t at) const {
+  const unsigned ptr = layout_.pointer_size;
+  SegmentRecord r;
+  r.at = at;
+  r.allocated = layout_.word(w);
+  r.committed = layout_.word(w + ptr);
+  r.reserved = layout_.word(w + 2 * ptr);
+  r.mem = layout_.word(w + 4 * ptr);
+  r.flags = layout_.word(w + 5 * ptr);
+  r.next = layout_.word(w + 6 * ptr);
+  if (r.mem == 0 || (r.mem & (ptr - 1)) != 0 || r.allocated < r.mem || r.committed < r.allocated ||
+      r.reserved < r.committed || r.flags >= 0x10000 || r.reserved - r.mem > (uint64_t(1) << 40))
+    return std::nullopt;
+  return r;
+}
+
+bool CoreClrWalk::isHeader(const SegmentRecord &r) const {
+  return (r.at & (kPageSize - 1)) == 0 && r.mem >= r.at + 7 * layout_.pointer_size &&
+         r.mem - r.at <= 0x10000;
+}
+
+bool CoreClrWalk::nextPlausible(const SegmentRecord &r) const {
+  if (r.next == 0 || !memory_.tryView(r.next, 7 * layout_.pointer_size))
+    return true; // the end of its list, or a record the dump did not capture
+  std::optional<SegmentRecord> n = readRecord(r.next);
+  return n && n->heapBits() == r.heapBits();
+}
+
+bool CoreClrWalk::hasFirstObject(const SegmentRecord &r) {
+  if (r.allocated <= r.mem)
+    return false;
+  const uint8_t *obj = memory_.tryView(r.mem, layout_.arrayBaseSize());
+  if (!obj)
+    return false;
+  const uint64_t run = memory_.capturedRunFrom(r.mem);
+  uint64_t size;
+  return objectAt(obj, obj + std::min<uint64_t>(run, r.allocated - r.mem), false, r.heapBits() != 0,
+                  size)
+      .valid;
+}
+
+void CoreClrWalk::findSegments() {
+  const unsigned ptr = layout_.pointer_size;
+  const std::vector<ScanRange> ranges = heapCandidateRanges(memory_);
+  // 1. Segment headers at the start of a mapping: a segment's heap_segment is the first thing in
+  //    its reservation, whose committed part is one writable mapping. One record read per mapping.
+  std::vector<SegmentRecord> all;
+  for (const ScanRange &r : ranges) {
+    std::optional<SegmentRecord> rec = readRecord(r.start);
+    if (rec && isHeader(*rec) && nextPlausible(*rec) && hasFirstObject(*rec))
+      all.push_back(*rec);
   }
-  // One record per segment. Segment headers (the record just before the objects) go first; other
-  // records (.NET 7+ region tables) only where no header claimed the memory. A record-like run of
-  // words inside an object is then ignored for overlapping a real segment.
-  auto header = [](const Segment &s) { return s.record < s.mem && s.mem - s.record <= 0x10000; };
+  const bool probed = !all.empty();
+  // 2. No header there (.NET 7+ regions keep their records in a table; an unusual layout): every
+  //    word of the candidate memory is tried as a record, as a last resort: it reads it all.
+  if (!probed) {
+    for (const ScanRange &r : ranges)
+      for (uint64_t off = 0; off + 7 * ptr <= r.size; off += ptr) {
+        std::optional<SegmentRecord> rec = recordFrom(r.bytes + off, r.start + off);
+        if (rec && rec->allocated > rec->mem && nextPlausible(*rec) && hasFirstObject(*rec))
+          all.push_back(*rec);
+      }
+  }
+  // 3. The lists: each generation's segments are linked through `next` (gen2's SOH segments up to
+  //    the ephemeral one, the LOH's, the POH's), so a segment whose header is not at a mapping
+  //    start is still reached from the one before it. A link to something that is no record of
+  //    the same heap ends the list with a warning.
+  std::unordered_set<uint64_t> known, linked;
+  for (const SegmentRecord &r : all)
+    known.insert(r.at);
+  for (size_t i = 0; i < all.size() && all.size() < kMaxSegments; ++i) {
+    const SegmentRecord from = all[i];
+    if (from.next == 0)
+      continue;
+    linked.insert(from.next);
+    if (known.count(from.next))
+      continue;
+    std::optional<SegmentRecord> to = readRecord(from.next);
+    if (!to || to->heapBits() != from.heapBits()) {
+      if (memory_.tryView(from.next, 7 * ptr))
+        diags_.warn(hexAddress(from.at), "heap_segment links to " + hexAddress(from.next) +
+                                             ", which is no heap_segment of the same heap");
+      continue;
+    }
+    known.insert(to->at);
+    all.push_back(*to);
+  }
+  segment_search_ = probed ? "mapping starts and next links" : "every word, and next links";
+  // One record per segment. Segments of a list and segment headers go first; other records (.NET
+  // 7+ region tables) only where none of those claimed the memory. A record-like run of words
+  // inside an object is then ignored for overlapping a real segment.
   std::sort(all.begin(), all.end(),
-            [](const Segment &a, const Segment &b) { return a.mem < b.mem; });
-  auto overlaps = [this](const Segment &s) {
+            [](const SegmentRecord &a, const SegmentRecord &b) { return a.mem < b.mem; });
+  auto trusted = [&](const SegmentRecord &r) {
+    return isHeader(r) || linked.count(r.at) || (r.next != 0 && known.count(r.next));
+  };
+  auto overlaps = [this](const SegmentRecord &r) {
     for (const Segment &k : segments_)
-      if (s.mem < k.allocated && k.mem < s.allocated)
+      if (r.mem < k.allocated && k.mem < r.allocated)
         return true;
     return false;
   };
   for (int pass = 0; pass < 2; ++pass)
-    for (const Segment &s : all) {
-      if (header(s) != (pass == 0))
+    for (const SegmentRecord &r : all) {
+      if (trusted(r) != (pass == 0) || r.allocated <= r.mem) // an empty segment: nothing to walk
         continue;
-      if (overlaps(s)) {
+      if (overlaps(r)) {
         ++ignored_records_;
         continue;
       }
-      segments_.push_back(s);
+      segments_.push_back({r.at, r.mem, r.allocated, r.flags});
     }
   std::sort(segments_.begin(), segments_.end(),
             [](const Segment &a, const Segment &b) { return a.mem < b.mem; });
@@ -403,6 +499,9 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
         break;
     }
   }
+  // The headers read here stay in the page cache only: the walk's resident size is one segment's,
+  // not the heap's (each header read maps in the pages the kernel faults in around it).
+  memory_.releasePages(seg.mem, len);
 }
 
 void CoreClrWalk::scanRange(const ScanRange &range) {
@@ -463,6 +562,7 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     }
     result.facts.push_back({fact("discovery"), "heap_segment records"});
     result.facts.push_back({fact("segments"), std::to_string(segments_.size())});
+    result.facts.push_back({fact("segment_search"), segment_search_});
     if (ignored_records_)
       result.facts.push_back({fact("segment_records_ignored"), std::to_string(ignored_records_)});
     result.facts.push_back({fact("loh"), "from segment flags"});
