@@ -16,9 +16,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 namespace dumpsift {
@@ -277,11 +279,19 @@ uint64_t walkableBytes(const AddressSpace &memory) {
 
 std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
                                       const std::vector<std::string> &only, HeapVisitor visit,
-                                      Diagnostics &diags, ProgressFn progress) {
+                                      Diagnostics &diags, ProgressFn progress, unsigned threads) {
   std::vector<HeapWalkResult> results;
   const uint64_t walkable = walkableBytes(memory);
   memory.adviseAccess(AddressSpace::Access::Random); // headers here and there, no readahead
   auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
+  const WorkerIndexScope driver_lane(0); // a walker that walks on this thread only: lane 0
+  const std::thread::id driver = std::this_thread::get_id();
+  // What each lane walked, for progress: written by its thread only, read by the driver's.
+  struct alignas(64) LaneProgress {
+    std::atomic<uint64_t> bytes{0};
+    uint64_t allocations = 0;
+  };
+  std::vector<LaneProgress> lanes(resolveThreads(threads));
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
     if (!only.empty() && std::find(only.begin(), only.end(), walker->name()) == only.end())
       continue;
@@ -290,16 +300,30 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
     const std::string phase = ("walking " + walker->name() + " heaps").str();
     progress(phase, 0, walkable);
     const auto index = static_cast<uint16_t>(results.size());
-    uint64_t seen = 0, seen_bytes = 0;
+    for (LaneProgress &l : lanes)
+      l.bytes.store(0, std::memory_order_relaxed);
+    auto show = [&] {
+      uint64_t bytes = 0;
+      for (const LaneProgress &l : lanes)
+        bytes += l.bytes.load(std::memory_order_relaxed);
+      progress(phase, std::min(bytes, walkable), walkable);
+    };
+    WalkOptions walk_options;
+    walk_options.threads = threads;
+    walk_options.waiting = show;
     auto result = walker->walk(
         memory,
         [&](const Allocation &a) {
-          seen_bytes += a.chunk_size;
-          if ((++seen & 0x3fff) == 0) // progress is rate-limited, but cheap calls stay cheaper
-            progress(phase, std::min(seen_bytes, walkable), walkable);
-          visit(index, a);
+          const unsigned lane = workerIndex();
+          LaneProgress &l = lanes[lane];
+          l.bytes.store(l.bytes.load(std::memory_order_relaxed) + a.chunk_size,
+                        std::memory_order_relaxed);
+          // Progress is rate-limited, but cheap calls stay cheaper.
+          if ((++l.allocations & 0x3fff) == 0 && std::this_thread::get_id() == driver)
+            show();
+          visit(lane, index, a);
         },
-        diags);
+        diags, walk_options);
     memory.releasePages(0, UINT64_MAX); // what the walk read stays in the page cache only
     if (!result) {
       diags.warn(walker->name().str(), llvm::toString(result.takeError()));
@@ -395,18 +419,43 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   analysis.options = options;
 
   // 1. Walk every heap the walkers know; keep allocations that pass the size and state filters.
+  // The walk runs on options.threads threads, each keeping its buffers in its own lane; the lanes
+  // are then merged by address, whatever thread walked what.
+  struct alignas(64) Lane {
+    std::vector<Buffer> buffers;
+    uint64_t seen = 0;
+  };
+  std::vector<Lane> lanes(resolveThreads(options.threads));
   analysis.heaps = walkHeaps(
       memory, options.walkers,
-      [&](uint16_t heap, const Allocation &a) {
-        ++analysis.allocations_seen;
+      [&](unsigned lane, uint16_t heap, const Allocation &a) {
+        Lane &l = lanes[lane];
+        ++l.seen;
         if (passesSizeAndState(options, a)) {
           Buffer b;
           b.allocation = a;
           b.source = heap;
-          analysis.buffers.push_back(std::move(b));
+          l.buffers.push_back(std::move(b));
         }
       },
-      analysis.diagnostics, progress);
+      analysis.diagnostics, progress, options.threads);
+  for (Lane &l : lanes) {
+    analysis.allocations_seen += l.seen;
+    if (analysis.buffers.empty())
+      analysis.buffers = std::move(l.buffers);
+    else
+      std::move(l.buffers.begin(), l.buffers.end(), std::back_inserter(analysis.buffers));
+  }
+  lanes.clear();
+  auto walk_order = [](const Buffer &x, const Buffer &y) {
+    const Allocation &a = x.allocation, &b = y.allocation;
+    return std::tie(a.address, x.source, a.chunk_address, a.size, a.chunk_size, a.arena,
+                    a.data_offset, a.state,
+                    a.mmapped) < std::tie(b.address, y.source, b.chunk_address, b.size,
+                                          b.chunk_size, b.arena, b.data_offset, b.state, b.mmapped);
+  };
+  if (!std::is_sorted(analysis.buffers.begin(), analysis.buffers.end(), walk_order))
+    std::stable_sort(analysis.buffers.begin(), analysis.buffers.end(), walk_order);
 
   // Windows processes allocate natively from the NT heap or the segment heap, which no walker
   // reads yet (docs/heap-windows.md): the region scan stands in for it, and the report says so.

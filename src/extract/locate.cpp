@@ -30,7 +30,7 @@ llvm::Expected<Buffer> locateBuffer(const AddressSpace &memory, uint64_t address
   std::optional<Buffer> best;
   walkHeaps(
       memory, {},
-      [&](uint16_t heap, const Allocation &a) {
+      [&](unsigned /*lane: one thread*/, uint16_t heap, const Allocation &a) {
         if (holds(a, address) && (!best || a.size < best->allocation.size)) {
           best.emplace();
           best->allocation = a;

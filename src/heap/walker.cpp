@@ -32,4 +32,13 @@ void HeapStats::add(const Allocation &a) {
   }
 }
 
+void HeapStats::add(const HeapStats &other) {
+  used_count += other.used_count;
+  used_bytes += other.used_bytes;
+  free_count += other.free_count;
+  free_bytes += other.free_bytes;
+  unknown_count += other.unknown_count;
+  unknown_bytes += other.unknown_bytes;
+}
+
 } // namespace dumpsift

@@ -2,6 +2,7 @@
 #include "dumpsift/report/heap_listing.h"
 
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/parallel.h"
 #include "dumpsift/support/sizes.h"
 #include "dumpsift/support/terminal_text.h"
 #include "dumpsift/support/version.h"
@@ -10,8 +11,15 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/NativeFormatting.h"
+#include "llvm/Support/SwapByteOrder.h"
 
+#include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <sys/mman.h>
 #include <vector>
 
 namespace dumpsift {
@@ -20,43 +28,87 @@ using namespace detail;
 
 namespace {
 
-/// Rows are formatted into a block of memory and written a block at a time: a million rows
-/// through raw_ostream's operators cost more than the heap walk.
-class RowBlock {
+/// Rows formatted into memory, to be written in one piece: a million rows through raw_ostream's
+/// operators cost more than the heap walk.
+class RowText {
 public:
-  explicit RowBlock(llvm::raw_ostream &out) : out_(out), bytes_(kBlockBytes) {}
-  RowBlock(const RowBlock &) = delete;
-  RowBlock &operator=(const RowBlock &) = delete;
-  ~RowBlock() { flush(); }
-
-  /// Room for the next `n` bytes, which the caller writes and then ends with wrote(); writes the
-  /// block out first when it has less room left.
+  /// Room for the next `n` bytes, which the caller writes and then ends with wrote().
   char *room(size_t n) {
-    if (bytes_.size() - used_ < n) {
-      flush();
-      if (bytes_.size() < n)
-        bytes_.resize(n);
-    }
+    if (bytes_.size() - used_ < n)
+      bytes_.resize(std::max(2 * bytes_.size(), used_ + n));
     return bytes_.data() + used_;
   }
   /// The bytes up to `end` (inside the last room) are written.
   void wrote(const char *end) { used_ = static_cast<size_t>(end - bytes_.data()); }
+  llvm::StringRef text() const { return llvm::StringRef(bytes_.data(), used_); }
+  void clear() { used_ = 0; }
 
 private:
-  static constexpr size_t kBlockBytes = 64u << 10;
-  void flush() {
-    out_.write(bytes_.data(), used_);
-    used_ = 0;
-  }
-  llvm::raw_ostream &out_;
   std::vector<char> bytes_;
   size_t used_ = 0;
 };
+
+/// Rows in a piece: formatted by one thread into one RowText (about 600 KB of text).
+constexpr size_t kPieceRows = 8192;
+
+/// Writes rows [0, n) to `out`: format(begin, end, text) formats rows [begin, end) into `text`,
+/// on `threads` threads (0: one per core), one piece of kPieceRows at a time taken in order from
+/// a shared counter, and each piece is written when the pieces before it are: the bytes are the
+/// same for every thread count.
+void writeRowsInOrder(size_t n, unsigned threads, llvm::raw_ostream &out,
+                      llvm::function_ref<void(size_t, size_t, RowText &)> format) {
+  const size_t pieces = (n + kPieceRows - 1) / kPieceRows;
+  std::vector<RowText> texts(resolveThreads(threads)); // one per thread (workerIndex)
+  std::mutex mutex;
+  std::condition_variable turn;
+  size_t written = 0; // pieces [0, written) are written out
+  parallelFor(
+      pieces, threads,
+      [&](size_t piece) {
+        RowText &text = texts[workerIndex()];
+        text.clear();
+        format(piece * kPieceRows, std::min(n, (piece + 1) * kPieceRows), text);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          turn.wait(lock, [&] { return written == piece; });
+        }
+        out << text.text(); // only the piece whose turn it is writes
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++written;
+        }
+        turn.notify_all();
+      },
+      [] {});
+}
 
 char *putText(char *p, llvm::StringRef text) {
   std::memcpy(p, text.data(), text.size());
   return p + text.size();
 }
+
+/// A short text (a state's or a walker's name) kept with room to copy it with a store of constant
+/// size: a row's few names cost no call to memcpy.
+class ShortText {
+public:
+  explicit ShortText(llvm::StringRef text) : text_(text) {
+    std::memset(bytes_, 0, sizeof bytes_);
+    std::memcpy(bytes_, text.data(), std::min(text.size(), sizeof bytes_));
+  }
+  /// Writes the text at `p` (and, when it is short, up to kBytes bytes in all); returns its end.
+  char *put(char *p) const {
+    if (text_.size() > kBytes)
+      return putText(p, text_);
+    std::memcpy(p, bytes_, kBytes);
+    return p + text_.size();
+  }
+  size_t size() const { return text_.size(); }
+  static constexpr size_t kBytes = 32;
+
+private:
+  llvm::StringRef text_;
+  char bytes_[kBytes];
+};
 
 /// Spaces from `end` up to `p + width` (width at most 18), when `end` is short of it; returns the
 /// end. Writes 18 bytes from `p` whatever the field's width: a store of constant size.
@@ -69,37 +121,115 @@ char *padTo(char *p, char *end, size_t width) {
   return p + width;
 }
 
-/// "0x" and `value` in lowercase hex (hexAddress's form): at most 18 bytes.
+/// The 8 hex digits of `half` in ASCII, the most significant in the lowest byte: all 8 at once
+/// (each nibble spread into a byte of its own, then '0' or 'a' - 10 added to each byte).
+uint64_t hexDigits8(uint32_t half) {
+  uint64_t x = half;
+  x = (x | (x << 16)) & 0x0000ffff0000ffffull;
+  x = (x | (x << 8)) & 0x00ff00ff00ff00ffull;
+  x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0full; // byte i holds nibble i
+  const uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+  x += 0x3030303030303030ull + letters * ('a' - '0' - 10);
+  return llvm::ByteSwap_64(x); // the most significant nibble first
+}
+
+/// "0x" and `value` in lowercase hex (hexAddress's form): at most 18 bytes. Writes 18 bytes from
+/// `p` whatever the value: stores of constant size.
 char *putHex(char *p, uint64_t value) {
   const unsigned digits = value ? (64 - llvm::countLeadingZeros(value) + 3) / 4 : 1;
+  const uint64_t top = digits == 16 ? value : value << (64 - 4 * digits); // digits first
+  const uint64_t high = hexDigits8(static_cast<uint32_t>(top >> 32));
+  const uint64_t low = hexDigits8(static_cast<uint32_t>(top));
   *p++ = '0';
   *p++ = 'x';
-  for (char *q = p + digits; q != p; value >>= 4)
-    *--q = "0123456789abcdef"[value & 15];
+  std::memcpy(p, &high, 8);
+  std::memcpy(p + 8, &low, 8);
   return p + digits;
 }
 
-/// `value` in decimal, right-justified in `width` columns: at most max(width, 20) bytes.
-char *putDecimal(char *p, uint64_t value, size_t width = 0) {
-  char digits[20];
-  char *const end = digits + sizeof digits;
-  char *d = end;
-  do {
-    *--d = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value);
-  const auto length = static_cast<size_t>(end - d);
-  if (width > length) {
-    std::memset(p, ' ', width - length);
-    p += width - length;
+/// "00" "01" ... "99".
+constexpr std::array<char, 200> kDigitPairs = [] {
+  std::array<char, 200> pairs{};
+  for (unsigned i = 0; i < 100; ++i) {
+    pairs[2 * i] = static_cast<char>('0' + i / 10);
+    pairs[2 * i + 1] = static_cast<char>('0' + i % 10);
   }
-  return putText(p, llvm::StringRef(d, length));
+  return pairs;
+}();
+
+/// The number of decimal digits of `value`.
+unsigned decimalDigits(uint64_t value) {
+  unsigned n = 1;
+  for (; value >= 100; value /= 100)
+    n += 2;
+  return n + (value >= 10);
 }
+
+/// `value` in decimal, its last digit just before `end`.
+void putDigitsBefore(char *end, uint64_t value) {
+  for (; value >= 100; value /= 100) {
+    end -= 2;
+    std::memcpy(end, &kDigitPairs[2 * (value % 100)], 2);
+  }
+  if (value >= 10)
+    std::memcpy(end - 2, &kDigitPairs[2 * value], 2);
+  else
+    end[-1] = static_cast<char>('0' + value);
+}
+
+/// `value` in decimal, right-justified in `width` columns (at most 16): at most max(16, 20)
+/// bytes.
+char *putDecimal(char *p, uint64_t value, size_t width = 0) {
+  const unsigned length = decimalDigits(value);
+  if (width > length) {
+    char spaces[16];
+    std::memset(spaces, ' ', sizeof spaces);
+    std::memcpy(p, spaces, sizeof spaces);
+    putDigitsBefore(p + width, value);
+    return p + width;
+  }
+  putDigitsBefore(p + length, value);
+  return p + length;
+}
+
+/// The names a row shows: each state's, and each heap's walker's.
+struct RowNames {
+  explicit RowNames(const HeapListing &listing)
+      : states{ShortText(stateName(AllocState::Used)), ShortText(stateName(AllocState::Free)),
+               ShortText(stateName(AllocState::Unknown))} {
+    for (const HeapWalkResult &h : listing.heaps)
+      walkers.emplace_back(h.walker);
+  }
+  const ShortText &state(AllocState s) const { return states[static_cast<size_t>(s)]; }
+  ShortText states[3];
+  std::vector<ShortText> walkers;
+};
 
 } // namespace
 
+ListedRows::Block ListedRows::newBlock() {
+  // Twice the size, so that an aligned block lies inside; the rest is given back.
+  const size_t span = 2 * kBlockBytes;
+  void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED)
+    throw std::bad_alloc();
+  const auto start = reinterpret_cast<uintptr_t>(mapped);
+  const uintptr_t aligned = (start + kBlockBytes - 1) & ~(kBlockBytes - 1);
+  if (aligned > start)
+    munmap(mapped, aligned - start);
+  if (start + span > aligned + kBlockBytes)
+    munmap(reinterpret_cast<void *>(aligned + kBlockBytes), start + span - aligned - kBlockBytes);
+  auto *block = reinterpret_cast<void *>(aligned);
+  (void)madvise(block, kBlockBytes, MADV_HUGEPAGE); // advice: small pages where refused
+  return Block(static_cast<ListedAllocation *>(block));
+}
+
+void ListedRows::FreeBlock::operator()(ListedAllocation *block) const {
+  munmap(block, kBlockBytes);
+}
+
 void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
-                          llvm::raw_ostream &out) {
+                          llvm::raw_ostream &out, unsigned threads) {
   Json head;
   head["schema_version"] = kHeapListingSchemaVersion;
   head["dump"] = dumpSummaryJson(snapshot);
@@ -114,34 +244,35 @@ void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
   std::string text = dumpJson(head, 2);
   text.pop_back(); // reopen the object to append the streamed array
   out << text << ",\n  \"allocations\": [";
-  // Millions of lines: formatted in memory (RowBlock), without printf or temporaries.
-  {
-    RowBlock rows(out);
-    for (size_t i = 0; i < listing.allocations.size(); ++i) {
-      const ListedAllocation &a = listing.allocations[i];
-      const llvm::StringRef state = stateName(a.state), walker = listing.heaps[a.heap].walker;
-      char *p = rows.room(256 + state.size() + walker.size());
-      p = putText(p, i ? ",\n    {\"address\": \"" : "\n    {\"address\": \"");
-      p = putHex(p, a.address);
-      p = putText(p, "\", \"size\": ");
-      p = putDecimal(p, a.size);
-      p = putText(p, ", \"chunk\": \"");
-      p = putHex(p, a.chunk);
-      p = putText(p, "\", \"state\": \"");
-      p = putText(p, state);
-      p = putText(p, a.mmapped ? "\", \"mmapped\": true, \"arena\": \""
-                               : "\", \"mmapped\": false, \"arena\": \"");
-      p = putHex(p, a.arena);
-      p = putText(p, "\", \"walker\": \"");
-      p = putText(p, walker);
-      rows.wrote(putText(p, "\"}"));
-    }
-  }
+  // Millions of lines: formatted in memory (RowText), without printf or temporaries.
+  const RowNames names(listing);
+  writeRowsInOrder(
+      listing.allocations.size(), threads, out, [&](size_t begin, size_t end, RowText &rows) {
+        for (size_t i = begin; i < end; ++i) {
+          const ListedAllocation &a = listing.allocations[i];
+          const ShortText &state = names.state(a.state), &walker = names.walkers[a.heap];
+          char *p = rows.room(256 + state.size() + walker.size());
+          p = putText(p, i ? ",\n    {\"address\": \"" : "\n    {\"address\": \"");
+          p = putHex(p, a.address);
+          p = putText(p, "\", \"size\": ");
+          p = putDecimal(p, a.size);
+          p = putText(p, ", \"chunk\": \"");
+          p = putHex(p, a.chunk);
+          p = putText(p, "\", \"state\": \"");
+          p = state.put(p);
+          p = putText(p, a.mmapped ? "\", \"mmapped\": true, \"arena\": \""
+                                   : "\", \"mmapped\": false, \"arena\": \"");
+          p = putHex(p, a.arena);
+          p = putText(p, "\", \"walker\": \"");
+          p = walker.put(p);
+          rows.wrote(putText(p, "\"}"));
+        }
+      });
   out << (listing.allocations.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
 void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
-                          llvm::raw_ostream &out) {
+                          llvm::raw_ostream &out, unsigned threads) {
   out << printable(snapshot.path) << ": " << formatName(snapshot.format) << " "
       << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << "\n";
   if (listing.heaps.empty())
@@ -172,25 +303,29 @@ void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
   out << llvm::left_justify("address", 18) << ' ' << llvm::right_justify("size", 12) << ' '
       << llvm::left_justify("state", 7) << ' ' << llvm::left_justify("mmapped", 7) << ' '
       << llvm::left_justify("arena", 18) << " walker\n";
-  RowBlock rows(out);
-  for (const ListedAllocation &a : listing.allocations) {
-    const llvm::StringRef state = stateName(a.state), walker = listing.heaps[a.heap].walker;
-    char *p = rows.room(192 + state.size() + walker.size());
-    p = padTo(p, putHex(p, a.address), 18);
-    *p++ = ' ';
-    p = putDecimal(p, a.size, 12);
-    *p++ = ' ';
-    p = padTo(p, putText(p, state), 7);
-    *p++ = ' ';
-    p = padTo(p, putText(p, a.mmapped ? "yes" : "no"), 7);
-    *p++ = ' ';
-    // An mmapped chunk belongs to no arena.
-    p = padTo(p, a.arena ? putHex(p, a.arena) : putText(p, "-"), 18);
-    *p++ = ' ';
-    p = putText(p, walker);
-    *p++ = '\n';
-    rows.wrote(p);
-  }
+  const RowNames names(listing);
+  writeRowsInOrder(
+      listing.allocations.size(), threads, out, [&](size_t begin, size_t end, RowText &rows) {
+        for (size_t i = begin; i < end; ++i) {
+          const ListedAllocation &a = listing.allocations[i];
+          const ShortText &state = names.state(a.state), &walker = names.walkers[a.heap];
+          char *p = rows.room(192 + state.size() + walker.size());
+          p = padTo(p, putHex(p, a.address), 18);
+          *p++ = ' ';
+          p = putDecimal(p, a.size, 12);
+          *p++ = ' ';
+          p = padTo(p, state.put(p), 7);
+          *p++ = ' ';
+          p = padTo(p, putText(p, a.mmapped ? "yes" : "no"), 7);
+          *p++ = ' ';
+          // An mmapped chunk belongs to no arena.
+          p = padTo(p, a.arena ? putHex(p, a.arena) : putText(p, "-"), 18);
+          *p++ = ' ';
+          p = walker.put(p);
+          *p++ = '\n';
+          rows.wrote(p);
+        }
+      });
 }
 
 } // namespace dumpsift

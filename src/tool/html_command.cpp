@@ -217,7 +217,8 @@ void addHtmlCommand(CLI::App &app, Runner &runner) {
       ->capture_default_str();
   cmd->add_option("--exe", args->exe,
                   "The dumped program's executable, as given to analyze (docs/cli.md)");
-  cmd->add_option("--threads", args->threads, "Threads for sniffing (default: all cores)");
+  cmd->add_option("--threads", args->threads,
+                  "Threads for walking heaps and sniffing (default: all cores)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr, no closing line on stdout");
   cmd->callback([&runner, args] { runner = [args] { return runHtml(*args); }; });
 }

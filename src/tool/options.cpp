@@ -24,7 +24,8 @@ CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
       ->allow_extra_args(false);
   group->add_flag("--no-region-scan", args.no_region_scan,
                   "Do not scan memory that no heap walker claims");
-  group->add_option("--threads", args.threads, "Threads for sniffing (default: all cores)");
+  group->add_option("--threads", args.threads,
+                    "Threads for walking heaps and sniffing (default: all cores)");
   group->add_flag("--full-hash", args.full_hash,
                   "Hash every byte of every buffer (default: sampled windows of large ones)");
   group->add_option("--group-by", args.group_by, "size, or size,kind (one row per size and kind)")

@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <cstring>
-#include <elf.h>
 #include <set>
 
 using namespace dumpsift;
@@ -93,41 +91,6 @@ void checkBuffers(const WalkedHeap &w, const GapTruth &truth, bool headers_lost)
   CHECK(after >= 50);
   if (headers_lost)
     CHECK(lost >= 1);
-}
-
-/// A copy of the core at `path`, written to `copy`, in which the PT_LOAD starting at each of
-/// `no_bytes` keeps no bytes in the file (p_filesz 0: a page not captured) and the one at each of
-/// `no_segment` is gone (PT_NULL: what gcore writes for a PROT_NONE page never written). REQUIREs
-/// one segment per address.
-void withoutPages(const std::string &path, const std::vector<uint64_t> &no_bytes,
-                  const std::vector<uint64_t> &no_segment, const std::string &copy) {
-  std::vector<uint8_t> bytes = readFileBytes(path);
-  REQUIRE(bytes.size() >= sizeof(Elf64_Ehdr));
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, bytes.data(), sizeof eh);
-  REQUIRE(eh.e_phentsize == sizeof(Elf64_Phdr));
-  REQUIRE(eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr) <= bytes.size());
-  auto listed = [](const std::vector<uint64_t> &list, uint64_t v) {
-    return std::find(list.begin(), list.end(), v) != list.end();
-  };
-  size_t changed = 0;
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
-    uint8_t *at = bytes.data() + eh.e_phoff + i * sizeof(Elf64_Phdr);
-    Elf64_Phdr ph;
-    std::memcpy(&ph, at, sizeof ph);
-    if (ph.p_type != PT_LOAD)
-      continue;
-    if (listed(no_bytes, ph.p_vaddr))
-      ph.p_filesz = 0;
-    else if (listed(no_segment, ph.p_vaddr))
-      ph.p_type = PT_NULL;
-    else
-      continue;
-    std::memcpy(at, &ph, sizeof ph);
-    ++changed;
-  }
-  REQUIRE(changed == no_bytes.size() + no_segment.size());
-  writeFileBytes(copy, bytes);
 }
 
 } // namespace

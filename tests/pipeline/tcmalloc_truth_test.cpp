@@ -185,8 +185,8 @@ WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &m
   Diagnostics diags;
   std::vector<std::pair<uint16_t, Allocation>> everyone;
   std::vector<HeapWalkResult> heaps = walkHeaps(
-      memory, {}, [&](uint16_t heap, const Allocation &a) { everyone.emplace_back(heap, a); },
-      diags);
+      memory, {},
+      [&](unsigned, uint16_t heap, const Allocation &a) { everyone.emplace_back(heap, a); }, diags);
   unsigned tcmalloc_heaps = 0;
   for (const HeapWalkResult &h : heaps) {
     tcmalloc_heaps += h.walker == "tcmalloc";

@@ -6,11 +6,14 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/parallel.h"
+#include "support/test_support.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <elf.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -111,6 +114,72 @@ inline WalkedHeap walkHeap(const HeapWalker &walker, const Snapshot &snapshot) {
   for (const Diagnostic &d : w.warnings)
     UNSCOPED_INFO("warning " << d.where << ": " << d.message);
   return w;
+}
+
+/// Runs `walker`'s walk over `snapshot` on `threads` threads (WalkOptions::threads): each thread's
+/// allocations are gathered apart (workerIndex) and then merged by address, the walker's areas
+/// never overlapping. `lanes_used` gets the number of threads that reported any.
+inline WalkedHeap walkHeapOn(const HeapWalker &walker, const Snapshot &snapshot, unsigned threads,
+                             unsigned &lanes_used) {
+  AddressSpace memory(snapshot);
+  WalkedHeap w;
+  w.detected = walker.detect(memory);
+  Diagnostics diags;
+  std::vector<std::vector<Allocation>> lanes(resolveThreads(threads));
+  WalkOptions options;
+  options.threads = threads;
+  auto result = walker.walk(
+      memory, [&](const Allocation &a) { lanes[workerIndex()].push_back(a); }, diags, options);
+  if (result)
+    w.result = std::move(*result);
+  else
+    w.error = llvm::toString(result.takeError());
+  w.warnings = diags.warnings();
+  lanes_used = 0;
+  for (const std::vector<Allocation> &lane : lanes) {
+    lanes_used += !lane.empty();
+    w.allocations.insert(w.allocations.end(), lane.begin(), lane.end());
+  }
+  std::stable_sort(w.allocations.begin(), w.allocations.end(),
+                   [](const Allocation &a, const Allocation &b) { return a.address < b.address; });
+  for (size_t i = 0; i < w.allocations.size(); ++i)
+    w.by_address[w.allocations[i].address] = i;
+  return w;
+}
+
+/// A copy of the core at `path`, written to `copy`, in which the PT_LOAD starting at each of
+/// `no_bytes` keeps no bytes in the file (p_filesz 0: a page not captured) and the one at each of
+/// `no_segment` is gone (PT_NULL: what gcore writes for a PROT_NONE page never written). REQUIREs
+/// one segment per address.
+inline void withoutPages(const std::string &path, const std::vector<uint64_t> &no_bytes,
+                         const std::vector<uint64_t> &no_segment, const std::string &copy) {
+  std::vector<uint8_t> bytes = readFileBytes(path);
+  REQUIRE(bytes.size() >= sizeof(Elf64_Ehdr));
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  REQUIRE(eh.e_phentsize == sizeof(Elf64_Phdr));
+  REQUIRE(eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr) <= bytes.size());
+  auto listed = [](const std::vector<uint64_t> &list, uint64_t v) {
+    return std::find(list.begin(), list.end(), v) != list.end();
+  };
+  size_t changed = 0;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    uint8_t *at = bytes.data() + eh.e_phoff + i * sizeof(Elf64_Phdr);
+    Elf64_Phdr ph;
+    std::memcpy(&ph, at, sizeof ph);
+    if (ph.p_type != PT_LOAD)
+      continue;
+    if (listed(no_bytes, ph.p_vaddr))
+      ph.p_filesz = 0;
+    else if (listed(no_segment, ph.p_vaddr))
+      ph.p_type = PT_NULL;
+    else
+      continue;
+    std::memcpy(at, &ph, sizeof ph);
+    ++changed;
+  }
+  REQUIRE(changed == no_bytes.size() + no_segment.size());
+  writeFileBytes(copy, bytes);
 }
 
 /// Runs the registered walker `name` over `snapshot`; REQUIREs that it detects its heaps unless

@@ -1,6 +1,6 @@
-// `dumpsift heap`'s text rows (formatted in memory, a block at a time) against its JSON listing
-// and the fixture programs' manifests: every allocation, every column at its place. The JSON of
-// glibc_truth's 764 allocations spans two 64 KiB blocks.
+// `dumpsift heap`'s text rows (formatted in memory, in pieces of 8,192 rows) against its JSON
+// listing and the fixture programs' manifests: every allocation, every column at its place. Both,
+// and analyze's report, are the same bytes whatever --threads says.
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -68,4 +68,53 @@ TEST_CASE("heap's text rows list what its JSON lists, in fixed columns, planted 
     ++planted;
   }
   CHECK(planted > 20);
+}
+
+namespace {
+
+/// `dumpsift ARGS` run with `--threads N` added; REQUIREs success and returns its output.
+std::string outputOn(const std::string &args, unsigned threads) {
+  const CommandResult r =
+      runCommand("'" + toolPath() + "' " + args + " --quiet --threads " + std::to_string(threads));
+  INFO(args << " --threads " << threads << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+/// `heap` (text and JSON) and `analyze`'s JSON report of `core` with --threads 1 and 4, byte for
+/// byte. `dir` is where the reports go.
+void checkSameBytesOnFourThreads(const std::string &core, const std::string &dir) {
+  for (const char *heap : {"heap --min-size 0 '", "heap --json --min-size 0 '"}) {
+    const std::string one = outputOn(heap + core + "'", 1);
+    CHECK(one.size() > 2000);
+    CHECK(one == outputOn(heap + core + "'", 4));
+  }
+  std::string reports[2];
+  for (unsigned i : {0u, 1u}) {
+    const std::string report = dir + "/report-" + std::to_string(i) + ".json";
+    outputOn("analyze '" + core + "' --min-size 0 --report '" + report + "'", i ? 4 : 1);
+    const std::vector<uint8_t> bytes = readFileBytes(report);
+    reports[i].assign(bytes.begin(), bytes.end());
+  }
+  CHECK(reports[0].size() > 10000);
+  CHECK(reports[0] == reports[1]);
+}
+
+} // namespace
+
+TEST_CASE("heap and analyze write the same bytes with --threads 1 and 4: committed cores") {
+  const std::string name = GENERATE(as<std::string>(), "glibc_truth", "story");
+  INFO(name);
+  checkSameBytesOnFourThreads(unpackedFixture("cores/" + name + ".core.xz"),
+                              scratchDir("threads_same_bytes_" + name));
+}
+
+TEST_CASE("heap and analyze write the same bytes with --threads 1 and 4: a live glibc_truth "
+          "process (a main heap, three thread heaps, mmapped chunks)") {
+  if (!gcoreOrSkipped())
+    return;
+  LiveProcess proc(fixtureProgram("glibc_truth"));
+  const std::string dir = scratchDir("threads_same_bytes_live");
+  proc.gcore(dir + "/core");
+  checkSameBytesOnFourThreads(dir + "/core", dir);
 }

@@ -7,6 +7,8 @@
 #include "dumpsift/support/diagnostics.h"
 #include "glibc_layout.h"
 
+#include "llvm/Support/Compiler.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -95,44 +97,23 @@ enum class WalkEnd : uint8_t { Top, End, Fence, Corrupt, NotCaptured };
 
 enum class HeaderCheck : uint8_t { Ok, Fence, Corrupt };
 
+/// checkHeader's every case, out of line (glibc_walker.cpp).
+HeaderCheck checkHeaderSlow(const Span &span, uint64_t cur, uint64_t size_word, std::string &why);
+
 /// Checks the header (`size_word`) of the chunk at `cur` (< span.end): the top chunk must end at
 /// the span's end; a size below MINSIZE is a fencepost where glibc puts one, else corruption;
 /// the size must be a multiple of 16 that fits in the span; IS_MMAPPED must be clear (and
 /// NON_MAIN_ARENA in the main heap). `why` says what is wrong for Fence-with-a-gap and Corrupt.
 inline HeaderCheck checkHeader(const Span &span, uint64_t cur, uint64_t size_word,
                                std::string &why) {
-  const bool main = span.kind == SpanKind::MainHeap;
-  uint64_t csize = size_word & ~kSizeBits;
-  if (cur == span.top) {
-    if (csize == span.end - cur && !(size_word & (8 | kIsMmapped)))
-      return HeaderCheck::Ok;
-    why = "top chunk does not end at the heap end";
-    return HeaderCheck::Corrupt;
-  }
-  if (csize < kMinChunk) {
-    // A heap its arena moved away from ends in fenceposts: a 0x10 header at end-0x20 and a
-    // 0|PREV_INUSE header at end-0x10 (sysmalloc). In the main heap a double 0x10 fencepost
-    // marks a break in brk.
-    if (!main && csize == 0x10 && cur == span.end - 0x20)
-      return HeaderCheck::Fence;
-    if (main && csize == 0x10) {
-      why = "fencepost: brk was not contiguous here (foreign sbrk?); the rest is not walked";
-      return HeaderCheck::Fence;
-    }
-    why = "chunk size " + std::to_string(csize) + " is below the minimum";
-    return HeaderCheck::Corrupt;
-  }
-  if (size_word & 8)
-    why = "chunk size is not a multiple of 16";
-  else if (size_word & kIsMmapped)
-    why = "IS_MMAPPED set on a chunk inside a heap";
-  else if (main && (size_word & kNonMainArena))
-    why = "NON_MAIN_ARENA set on a chunk of the main heap";
-  else if (csize > span.end - cur)
-    why = "chunk runs past the heap end";
-  else
+  // The common case, inline: an ordinary chunk (not top) with a good header. Exactly the
+  // conditions under which checkHeaderSlow says Ok for a chunk that is not top.
+  const uint64_t csize = size_word & ~kSizeBits;
+  const uint64_t bad_bits = 8 | kIsMmapped | (span.kind == SpanKind::MainHeap ? kNonMainArena : 0);
+  if (LLVM_LIKELY(cur != span.top && csize >= kMinChunk && !(size_word & bad_bits) &&
+                  csize <= span.end - cur))
     return HeaderCheck::Ok;
-  return HeaderCheck::Corrupt;
+  return checkHeaderSlow(span, cur, size_word, why);
 }
 
 /// Header reads one resync after an uncaptured stretch may spend (resyncAfter), and resyncs per
@@ -182,10 +163,11 @@ inline uint64_t resyncAfter(CachedReader &reader, const Span &span, uint64_t fro
 /// Unknown (its state is in that header). `stop_at` gets the address where the walk stopped and
 /// `why` a message for anything but Top/End/a plain Fence. Never reads outside the dump;
 /// terminates because every step moves forward by at least MINSIZE bytes. Releases the pages
-/// behind it as it goes (ReleaseBehind), and those of the whole span when it returns.
+/// behind it as it goes (ReleaseBehind), and those of the whole span when it returns, except
+/// those below `keep_below`.
 template <typename OnChunk>
 WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, uint64_t &stop_at,
-                   std::string &why) {
+                   std::string &why, uint64_t keep_below = 0) {
   uint64_t cur = span.first_chunk;
   uint64_t size_word = 0;
   stop_at = cur;
@@ -222,7 +204,7 @@ WalkEnd walkChunks(CachedReader &reader, const Span &span, OnChunk &&on_chunk, u
   case HeaderCheck::Corrupt:
     return WalkEnd::Corrupt;
   }
-  ReleaseBehind behind(reader.memory(), first, span.end);
+  ReleaseBehind behind(reader.memory(), std::max(first, keep_below), span.end);
   while (true) {
     behind.passed(cur);
     uint64_t csize = size_word & ~kSizeBits;

@@ -1,5 +1,6 @@
 // The glibc walker: discovery (glibc_discover.cpp), free lists (glibc_freelists.cpp), then one
-// chunk walk per heap and one allocation per mmapped chunk, emitted in address order.
+// chunk walk per heap and one allocation per mmapped chunk, on WalkOptions::threads threads in
+// address order, merged in that order.
 #include "glibc_walker.h"
 
 #include "dumpsift/support/hex.h"
@@ -62,7 +63,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override;
+                                      Diagnostics &diags,
+                                      const WalkOptions &options) const override;
 };
 
 /// The stretches of [start, end) whose bytes the dump lacks (not captured, or not mapped in it),
@@ -104,6 +106,9 @@ std::string describeGap(const AddressSpace &memory, const Interval &gap) {
          (fault == Fault::Unmapped ? "no mapping in the dump" : faultName(fault).str()) + ")";
 }
 
+/// Bytes of heap spans whose pages pass 1 leaves mapped for pass 2 (see GlibcWalker::walk).
+constexpr uint64_t kPass1KeepBytes = 2 * kReleaseBatchBytes;
+
 /// One piece of work in address order: a span to walk or an mmapped chunk to report.
 struct WorkItem {
   uint64_t start;
@@ -111,8 +116,163 @@ struct WorkItem {
   size_t index;
 };
 
+/// What walking one work item found, merged into the result in work order (so that the result
+/// and the warnings do not depend on which thread walked which item, or when).
+struct ItemOutcome {
+  HeapStats stats;
+  uint64_t chunks = 0;
+  bool cut_short = false; // the span's walk stopped before its end (heaps_cut_short)
+  uint64_t heap_gaps = 0; // uncaptured stretches walked past
+  HeapArea area;
+  std::vector<Diagnostic> warnings; // in the order warned
+  void warn(std::string where, std::string message) {
+    warnings.push_back({std::move(where), std::move(message)});
+  }
+};
+
+/// Reports the mmapped chunk `m`.
+void walkMmapped(const MmappedChunk &m, AllocationSink sink, ItemOutcome &out) {
+  Allocation a;
+  a.chunk_address = m.chunk;
+  a.chunk_size = m.chunk_size;
+  a.address = m.chunk + kChunkHeader;
+  a.size = m.chunk_size - kChunkHeader; // no next chunk whose prev_size could be borrowed
+  a.arena = 0;
+  a.state = AllocState::Used; // a freed mmapped chunk is unmapped
+  a.mmapped = true;
+  sink(a);
+  out.stats.add(a);
+  out.area = {"mmapped", m.map_start, m.map_end - m.map_start, 0};
+  out.chunks = 1;
+}
+
+/// Walks `span` chunk by chunk and reports each chunk, its state from the chunk walk and, for
+/// small chunks that look in use, from `lists`; warns about gaps and damage in `out`.
+void walkSpan(const AddressSpace &memory, const Span &span, const FreeLists &lists,
+              bool tcache_known, AllocationSink sink, ItemOutcome &out) {
+  CachedReader reader(memory);
+  const bool small_known = span.arena_lists_known && tcache_known;
+  const std::vector<uint64_t> &free_chunks = lists.chunks;
+  size_t fi = std::lower_bound(free_chunks.begin(), free_chunks.end(), span.first_chunk) -
+              free_chunks.begin();
+  Allocation a; // reused: no per-chunk construction
+  a.arena = span.arena;
+  a.mmapped = false;
+  std::vector<HeapGap> gaps;
+  for (const Interval &g : uncapturedSpans(memory, span.first_chunk, span.end))
+    gaps.push_back({g});
+  size_t gi = 0;
+  uint64_t span_chunks = 0;
+  uint64_t stop = 0;
+  std::string why;
+  auto on_chunk = [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+    ++span_chunks;
+    for (; gi < gaps.size() && gaps[gi].span.first < chunk + csize; ++gi)
+      gaps[gi] = {gaps[gi].span, chunk, csize, span_chunks};
+    AllocState state;
+    switch (hint) {
+    case ChunkHint::NextPrevInuseClear:
+    case ChunkHint::Top:
+      state = AllocState::Free;
+      break;
+    case ChunkHint::Unknown:
+      state = AllocState::Unknown;
+      break;
+    case ChunkHint::NextPrevInuseSet:
+    default:
+      if (csize >= kSmallestCertainChunk) {
+        state = AllocState::Used;
+        break;
+      }
+      while (fi < free_chunks.size() && free_chunks[fi] < chunk)
+        ++fi;
+      if (fi < free_chunks.size() && free_chunks[fi] == chunk)
+        state = AllocState::Free;
+      else
+        state = small_known ? AllocState::Used : AllocState::Unknown;
+      break;
+    }
+    a.chunk_address = chunk;
+    a.chunk_size = csize;
+    a.address = chunk + kChunkHeader;
+    a.size = csize - 8; // the next chunk's prev_size field is usable while in use
+    a.state = state;
+    sink(a);
+    out.stats.add(a);
+  };
+  // The walk, resumed after each uncaptured stretch that holds chunk headers at the first
+  // header past it whose chain reaches top.
+  const char *heap_name = span.kind == SpanKind::MainHeap ? "main heap" : "heap";
+  Span segment = span;
+  WalkEnd end = walkChunks(reader, segment, on_chunk, stop, why);
+  struct Resumed {
+    Interval gap;
+    uint64_t lost_from, resumed_at, chunks_before;
+  };
+  std::vector<Resumed> resumed;
+  while (end == WalkEnd::NotCaptured && resumed.size() < kResyncsPerHeap) {
+    auto g = std::find_if(gaps.begin(), gaps.end(), [&](const HeapGap &x) {
+      return x.span.first < stop + 16 && stop < x.span.second; // holds the header at `stop`
+    });
+    if (g == gaps.end() || stop == segment.first_chunk)
+      break;
+    const uint64_t resume = resyncAfter(reader, span, g->span.second);
+    if (!resume)
+      break;
+    resumed.push_back({g->span, stop, resume, span_chunks});
+    segment.first_chunk = resume;
+    why.clear();
+    end = walkChunks(reader, segment, on_chunk, stop, why);
+  }
+  out.chunks = span_chunks;
+  for (const Resumed &r : resumed) {
+    ++out.heap_gaps;
+    out.warn(
+        hexAddress(r.gap.first),
+        std::string(heap_name) + " bytes " + describeGap(memory, r.gap) +
+            " hold chunk headers: " + hexAddress(r.lost_from) + "-" + hexAddress(r.resumed_at) +
+            " is not walked, and the walk resumes at the chunk at " + hexAddress(r.resumed_at) +
+            ", the first after the gap whose headers chain to top: " +
+            std::to_string(span_chunks - r.chunks_before) + " chunks walked after the gap");
+  }
+  // Gaps that a chunk's size carried the walk over: the walk went on behind them.
+  size_t gaps_bridged = 0;
+  for (const HeapGap &g : gaps) {
+    if (!g.chunk || g.span.second > g.chunk + g.chunk_size)
+      continue;
+    ++out.heap_gaps;
+    if (++gaps_bridged > kGapsWarnedPerHeap)
+      continue;
+    out.warn(hexAddress(g.span.first),
+             std::string(heap_name) + " bytes " + describeGap(memory, g.span) +
+                 " lie inside the chunk at " + hexAddress(g.chunk) + " (" +
+                 std::to_string(g.chunk_size) + " bytes), whose size carries the walk over them: " +
+                 std::to_string(span_chunks - g.chunks_through) + " chunks walked after the gap");
+  }
+  if (gaps_bridged > kGapsWarnedPerHeap)
+    out.warn(hexAddress(span.area_start), std::to_string(gaps_bridged - kGapsWarnedPerHeap) +
+                                              " more uncaptured gaps in the " + heap_name +
+                                              " bridged by a chunk's size");
+  if (end == WalkEnd::NotCaptured)
+    for (const HeapGap &g : gaps)
+      if (g.span.first < stop + 16 && stop < g.span.second) // the header at `stop`
+        why += ": " + describeGap(memory, g.span);
+  if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
+      (end == WalkEnd::Fence && !why.empty())) {
+    out.cut_short = true;
+    out.warn(hexAddress(stop), why + " (" + heap_name + " at " + hexAddress(span.area_start) +
+                                   "; the rest of this heap is not walked)");
+  } else if (span.top && end != WalkEnd::Top) {
+    out.warn(hexAddress(span.top), "heap walk from " + hexAddress(span.first_chunk) +
+                                       " did not reach the arena's top chunk");
+  }
+  out.area = {span.kind == SpanKind::MainHeap ? "main-heap" : "thread-heap", span.area_start,
+              span.area_end - span.area_start, span.arena};
+}
+
 llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, AllocationSink sink,
-                                                 Diagnostics &diags) const {
+                                                 Diagnostics &diags,
+                                                 const WalkOptions &options) const {
   const Snapshot &snap = memory.snapshot();
   if (snap.system.pointer_size != 8 || !snap.system.little_endian)
     return llvm::createStringError(
@@ -135,23 +295,51 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
                                    "no glibc heap found (no main_arena, no brk heap, no thread "
                                    "heap, no mmapped chunk)");
 
-  // Pass 1: tcache_perthread_structs are in-use 0x290 chunks; collect them with a quiet walk.
-  std::vector<uint64_t> tcache_candidates;
-  for (const Span &span : plan.spans) {
-    uint64_t stop = 0;
-    std::string why;
-    walkChunks(
-        reader, span,
-        [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
-          if (csize == kTcacheChunk && hint == ChunkHint::NextPrevInuseSet)
-            tcache_candidates.push_back(chunk);
-        },
-        stop, why);
+  // The spans and the mmapped chunks are walked on options.threads threads, each taking the next
+  // in address order (parallelFor), each span by one thread.
+  std::vector<size_t> span_order(plan.spans.size());
+  for (size_t i = 0; i < span_order.size(); ++i)
+    span_order[i] = i;
+  std::stable_sort(span_order.begin(), span_order.end(), [&](size_t x, size_t y) {
+    return plan.spans[x].area_start < plan.spans[y].area_start;
+  });
+
+  // Pass 1: tcache_perthread_structs are in-use 0x290 chunks; collect them with a quiet walk of
+  // each span, then list them span by span in the plan's order. The pages of the first
+  // kPass1KeepBytes of the spans, in address order, stay mapped for pass 2, which starts there
+  // (and releases them behind it): walking a span again costs its page faults again.
+  std::vector<uint64_t> keep_below(plan.spans.size(), 0);
+  uint64_t keep_left = kPass1KeepBytes;
+  for (size_t i : span_order) {
+    const Span &span = plan.spans[i];
+    const uint64_t kept = std::min(keep_left, span.end - std::min(span.end, span.first_chunk));
+    keep_below[i] = span.first_chunk + kept;
+    keep_left -= kept;
   }
+  std::vector<std::vector<uint64_t>> span_candidates(plan.spans.size());
+  parallelFor(
+      span_order.size(), options.threads,
+      [&](size_t k) {
+        const size_t i = span_order[k];
+        CachedReader span_reader(memory);
+        uint64_t stop = 0;
+        std::string why;
+        walkChunks(
+            span_reader, plan.spans[i],
+            [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
+              if (csize == kTcacheChunk && hint == ChunkHint::NextPrevInuseSet)
+                span_candidates[i].push_back(chunk);
+            },
+            stop, why, keep_below[i]);
+      },
+      options.waiting);
+  std::vector<uint64_t> tcache_candidates;
+  for (const std::vector<uint64_t> &c : span_candidates)
+    tcache_candidates.insert(tcache_candidates.end(), c.begin(), c.end());
   FreeLists lists = collectFreeLists(reader, plan, tcache_candidates, diags);
   const bool tcache_known = lists.tcaches > 0;
 
-  // Pass 2: walk and report, in address order.
+  // Pass 2: walk and report, each span and mmapped chunk in address order.
   std::vector<WorkItem> work;
   for (size_t i = 0; i < plan.spans.size(); ++i)
     work.push_back({plan.spans[i].area_start, true, i});
@@ -159,145 +347,29 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
     work.push_back({plan.mmapped[i].map_start, false, i});
   std::sort(work.begin(), work.end(),
             [](const WorkItem &a, const WorkItem &b) { return a.start < b.start; });
+  std::vector<ItemOutcome> outcomes(work.size());
+  parallelFor(
+      work.size(), options.threads,
+      [&](size_t k) {
+        const WorkItem &item = work[k];
+        if (item.is_span)
+          walkSpan(memory, plan.spans[item.index], lists, tcache_known, sink, outcomes[k]);
+        else
+          walkMmapped(plan.mmapped[item.index], sink, outcomes[k]);
+      },
+      options.waiting);
 
   HeapWalkResult result;
   result.walker = "glibc";
-  Allocation a; // reused: no per-chunk construction
   uint64_t chunks = 0, spans_corrupt = 0, heap_gaps = 0;
-  for (const WorkItem &item : work) {
-    if (!item.is_span) {
-      const MmappedChunk &m = plan.mmapped[item.index];
-      a.chunk_address = m.chunk;
-      a.chunk_size = m.chunk_size;
-      a.address = m.chunk + kChunkHeader;
-      a.size = m.chunk_size - kChunkHeader; // no next chunk whose prev_size could be borrowed
-      a.arena = 0;
-      a.state = AllocState::Used; // a freed mmapped chunk is unmapped
-      a.mmapped = true;
-      sink(a);
-      result.stats.add(a);
-      result.areas.push_back({"mmapped", m.map_start, m.map_end - m.map_start, 0});
-      ++chunks;
-      continue;
-    }
-    const Span &span = plan.spans[item.index];
-    const bool small_known = span.arena_lists_known && tcache_known;
-    const std::vector<uint64_t> &free_chunks = lists.chunks;
-    size_t fi = std::lower_bound(free_chunks.begin(), free_chunks.end(), span.first_chunk) -
-                free_chunks.begin();
-    a.arena = span.arena;
-    a.mmapped = false;
-    std::vector<HeapGap> gaps;
-    for (const Interval &g : uncapturedSpans(memory, span.first_chunk, span.end))
-      gaps.push_back({g});
-    size_t gi = 0;
-    uint64_t span_chunks = 0;
-    uint64_t stop = 0;
-    std::string why;
-    auto on_chunk = [&](uint64_t chunk, uint64_t csize, ChunkHint hint) {
-      ++span_chunks;
-      for (; gi < gaps.size() && gaps[gi].span.first < chunk + csize; ++gi)
-        gaps[gi] = {gaps[gi].span, chunk, csize, span_chunks};
-      AllocState state;
-      switch (hint) {
-      case ChunkHint::NextPrevInuseClear:
-      case ChunkHint::Top:
-        state = AllocState::Free;
-        break;
-      case ChunkHint::Unknown:
-        state = AllocState::Unknown;
-        break;
-      case ChunkHint::NextPrevInuseSet:
-      default:
-        if (csize >= kSmallestCertainChunk) {
-          state = AllocState::Used;
-          break;
-        }
-        while (fi < free_chunks.size() && free_chunks[fi] < chunk)
-          ++fi;
-        if (fi < free_chunks.size() && free_chunks[fi] == chunk)
-          state = AllocState::Free;
-        else
-          state = small_known ? AllocState::Used : AllocState::Unknown;
-        break;
-      }
-      a.chunk_address = chunk;
-      a.chunk_size = csize;
-      a.address = chunk + kChunkHeader;
-      a.size = csize - 8; // the next chunk's prev_size field is usable while in use
-      a.state = state;
-      sink(a);
-      result.stats.add(a);
-      ++chunks;
-    };
-    // The walk, resumed after each uncaptured stretch that holds chunk headers at the first
-    // header past it whose chain reaches top.
-    const char *heap_name = span.kind == SpanKind::MainHeap ? "main heap" : "heap";
-    Span segment = span;
-    WalkEnd end = walkChunks(reader, segment, on_chunk, stop, why);
-    struct Resumed {
-      Interval gap;
-      uint64_t lost_from, resumed_at, chunks_before;
-    };
-    std::vector<Resumed> resumed;
-    while (end == WalkEnd::NotCaptured && resumed.size() < kResyncsPerHeap) {
-      auto g = std::find_if(gaps.begin(), gaps.end(), [&](const HeapGap &x) {
-        return x.span.first < stop + 16 && stop < x.span.second; // holds the header at `stop`
-      });
-      if (g == gaps.end() || stop == segment.first_chunk)
-        break;
-      const uint64_t resume = resyncAfter(reader, span, g->span.second);
-      if (!resume)
-        break;
-      resumed.push_back({g->span, stop, resume, span_chunks});
-      segment.first_chunk = resume;
-      why.clear();
-      end = walkChunks(reader, segment, on_chunk, stop, why);
-    }
-    for (const Resumed &r : resumed) {
-      ++heap_gaps;
-      diags.warn(
-          hexAddress(r.gap.first),
-          std::string(heap_name) + " bytes " + describeGap(memory, r.gap) +
-              " hold chunk headers: " + hexAddress(r.lost_from) + "-" + hexAddress(r.resumed_at) +
-              " is not walked, and the walk resumes at the chunk at " + hexAddress(r.resumed_at) +
-              ", the first after the gap whose headers chain to top: " +
-              std::to_string(span_chunks - r.chunks_before) + " chunks walked after the gap");
-    }
-    // Gaps that a chunk's size carried the walk over: the walk went on behind them.
-    size_t gaps_bridged = 0;
-    for (const HeapGap &g : gaps) {
-      if (!g.chunk || g.span.second > g.chunk + g.chunk_size)
-        continue;
-      ++heap_gaps;
-      if (++gaps_bridged > kGapsWarnedPerHeap)
-        continue;
-      diags.warn(
-          hexAddress(g.span.first),
-          std::string(heap_name) + " bytes " + describeGap(memory, g.span) +
-              " lie inside the chunk at " + hexAddress(g.chunk) + " (" +
-              std::to_string(g.chunk_size) + " bytes), whose size carries the walk over them: " +
-              std::to_string(span_chunks - g.chunks_through) + " chunks walked after the gap");
-    }
-    if (gaps_bridged > kGapsWarnedPerHeap)
-      diags.warn(hexAddress(span.area_start), std::to_string(gaps_bridged - kGapsWarnedPerHeap) +
-                                                  " more uncaptured gaps in the " + heap_name +
-                                                  " bridged by a chunk's size");
-    if (end == WalkEnd::NotCaptured)
-      for (const HeapGap &g : gaps)
-        if (g.span.first < stop + 16 && stop < g.span.second) // the header at `stop`
-          why += ": " + describeGap(memory, g.span);
-    if (end == WalkEnd::Corrupt || end == WalkEnd::NotCaptured ||
-        (end == WalkEnd::Fence && !why.empty())) {
-      ++spans_corrupt;
-      diags.warn(hexAddress(stop), why + " (" + heap_name + " at " + hexAddress(span.area_start) +
-                                       "; the rest of this heap is not walked)");
-    } else if (span.top && end != WalkEnd::Top) {
-      diags.warn(hexAddress(span.top), "heap walk from " + hexAddress(span.first_chunk) +
-                                           " did not reach the arena's top chunk");
-    }
-    result.areas.push_back({span.kind == SpanKind::MainHeap ? "main-heap" : "thread-heap",
-                            span.area_start, span.area_end - span.area_start, span.arena});
+  for (ItemOutcome &out : outcomes) {
+    result.stats.add(out.stats);
+    chunks += out.chunks;
+    spans_corrupt += out.cut_short;
+    heap_gaps += out.heap_gaps;
+    for (Diagnostic &d : out.warnings)
+      diags.warn(std::move(d.where), std::move(d.message));
+    result.areas.push_back(std::move(out.area));
   }
   std::stable_sort(result.areas.begin(), result.areas.end(),
                    [](const HeapArea &x, const HeapArea &y) { return x.start < y.start; });
@@ -341,3 +413,42 @@ std::unique_ptr<HeapWalker> makeGlibcWalker() {
 }
 
 } // namespace dumpsift
+
+namespace dumpsift::glibc {
+
+HeaderCheck checkHeaderSlow(const Span &span, uint64_t cur, uint64_t size_word, std::string &why) {
+  const bool main = span.kind == SpanKind::MainHeap;
+  uint64_t csize = size_word & ~kSizeBits;
+  if (cur == span.top) {
+    if (csize == span.end - cur && !(size_word & (8 | kIsMmapped)))
+      return HeaderCheck::Ok;
+    why = "top chunk does not end at the heap end";
+    return HeaderCheck::Corrupt;
+  }
+  if (csize < kMinChunk) {
+    // A heap its arena moved away from ends in fenceposts: a 0x10 header at end-0x20 and a
+    // 0|PREV_INUSE header at end-0x10 (sysmalloc). In the main heap a double 0x10 fencepost
+    // marks a break in brk.
+    if (!main && csize == 0x10 && cur == span.end - 0x20)
+      return HeaderCheck::Fence;
+    if (main && csize == 0x10) {
+      why = "fencepost: brk was not contiguous here (foreign sbrk?); the rest is not walked";
+      return HeaderCheck::Fence;
+    }
+    why = "chunk size " + std::to_string(csize) + " is below the minimum";
+    return HeaderCheck::Corrupt;
+  }
+  if (size_word & 8)
+    why = "chunk size is not a multiple of 16";
+  else if (size_word & kIsMmapped)
+    why = "IS_MMAPPED set on a chunk inside a heap";
+  else if (main && (size_word & kNonMainArena))
+    why = "NON_MAIN_ARENA set on a chunk of the main heap";
+  else if (csize > span.end - cur)
+    why = "chunk runs past the heap end";
+  else
+    return HeaderCheck::Ok;
+  return HeaderCheck::Corrupt;
+}
+
+} // namespace dumpsift::glibc

@@ -296,7 +296,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     const Snapshot &snap = memory.snapshot();
     if (snap.system.pointer_size != 8 || !snap.system.little_endian || snap.system.arch != "x86_64")
       return llvm::createStringError(

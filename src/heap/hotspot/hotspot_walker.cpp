@@ -411,7 +411,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     auto libjvm = findLibjvm(memory.snapshot());
     if (!libjvm)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -35,7 +35,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override;
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override;
 };
 
 llvm::Error walkError(const std::string &message) {
@@ -333,7 +334,8 @@ std::vector<std::pair<uint64_t, uint64_t>> readLeaves(const AddressSpace &memory
 }
 
 llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, AllocationSink sink,
-                                                    Diagnostics &diags) const {
+                                                    Diagnostics &diags,
+                                                    const WalkOptions & /*one thread*/) const {
   const Snapshot &snap = memory.snapshot();
   std::optional<Home> home = findHome(snap);
   if (!home)

@@ -773,7 +773,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     llvm::Expected<unsigned> ptr = pointerSize(memory, name());
     if (!ptr)
       return ptr.takeError();
@@ -812,7 +813,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     llvm::Expected<unsigned> ptr = pointerSize(memory, name());
     if (!ptr)
       return ptr.takeError();

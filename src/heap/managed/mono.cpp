@@ -367,7 +367,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     if (memory.snapshot().system.pointer_size != 8)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "the mono walker reads 64-bit processes only");

@@ -104,7 +104,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override;
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override;
 };
 
 /// Reports the blocks of pages: the state of each from its page's free, local-free and
@@ -187,7 +188,8 @@ private:
 };
 
 llvm::Expected<HeapWalkResult> MimallocWalker::walk(const AddressSpace &memory, AllocationSink sink,
-                                                    Diagnostics &diags) const {
+                                                    Diagnostics &diags,
+                                                    const WalkOptions & /*one thread*/) const {
   std::vector<Segment> found = findSegments(memory);
   if (found.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

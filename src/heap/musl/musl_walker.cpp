@@ -273,7 +273,8 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override {
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override {
     std::optional<Context> ctx = findContext(memory);
     if (!ctx)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),

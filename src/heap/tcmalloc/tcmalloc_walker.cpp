@@ -224,11 +224,13 @@ public:
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                      Diagnostics &diags) const override;
+                                      Diagnostics &diags,
+                                      const WalkOptions & /*one thread*/) const override;
 };
 
 llvm::Expected<HeapWalkResult> TcmallocWalker::walk(const AddressSpace &memory, AllocationSink sink,
-                                                    Diagnostics &diags) const {
+                                                    Diagnostics &diags,
+                                                    const WalkOptions & /*one thread*/) const {
   const Snapshot &snap = memory.snapshot();
   if (snap.system.pointer_size != 8 || !snap.system.little_endian)
     return llvm::createStringError(

@@ -117,16 +117,24 @@ llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer
 uint64_t walkableBytes(const AddressSpace &memory);
 
 /// Receives each allocation a walker reports, with the index of that walker's result in the list
-/// walkHeaps returns.
-using HeapVisitor = llvm::function_ref<void(uint16_t heap, const Allocation &)>;
+/// walkHeaps returns. With walkHeaps' `threads` other than 1 it may be called from several
+/// threads at once (see AllocationSink, dumpsift/heap/walker.h): `lane`, below
+/// resolveThreads(threads), tells the threads apart (calls with the same lane never overlap), so
+/// that each can gather into its own slot without locks; the calls of one heap area come in one
+/// lane, in address order, and nothing else about their order across lanes is fixed.
+using HeapVisitor =
+    llvm::function_ref<void(unsigned lane, uint16_t heap, const Allocation &allocation)>;
 
 /// Runs every registered heap walker whose detect says yes (only those named in `only`, when it
-/// is not empty) and returns their results in registry order. A walker that fails (having
-/// reported nothing: see HeapWalker::walk) is a warning in `diags` and has no result. Progress:
-/// "walking NAME heaps", the bytes of the chunks walked against walkableBytes(memory).
+/// is not empty) and returns their results in registry order; each walks on `threads` threads (0:
+/// one per core; see WalkOptions). A walker that fails (having reported nothing: see
+/// HeapWalker::walk) is a warning in `diags` and has no result. The results and the warnings do
+/// not depend on `threads`. Progress, from the calling thread only: "walking NAME heaps", the
+/// bytes of the chunks walked against walkableBytes(memory).
 std::vector<HeapWalkResult> walkHeaps(
     const AddressSpace &memory, const std::vector<std::string> &only, HeapVisitor visit,
-    Diagnostics &diags, ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {});
+    Diagnostics &diags, ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {},
+    unsigned threads = 1);
 
 /// Name of the walker or "region-scan" for a buffer.
 llvm::StringRef bufferSource(const Analysis &analysis, const Buffer &buffer);

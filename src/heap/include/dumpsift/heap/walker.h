@@ -6,6 +6,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/support/diagnostics.h"
+#include "dumpsift/support/parallel.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -71,6 +72,7 @@ struct HeapStats {
   uint64_t free_count = 0, free_bytes = 0;
   uint64_t unknown_count = 0, unknown_bytes = 0;
   void add(const Allocation &a);
+  void add(const HeapStats &other); // the sums of both
 };
 
 /// What one walker found in one snapshot.
@@ -86,8 +88,28 @@ struct HeapWalkResult {
   bool size_classes = false;
 };
 
-/// Called once per allocation, in address order within each area.
+/// Called once per allocation. Within one heap area (HeapArea) the calls come from one thread, in
+/// address order. With WalkOptions::threads other than 1 a walker may walk several areas at once
+/// and call the sink from several threads concurrently (workerIndex() of
+/// dumpsift/support/parallel.h tells them apart): the sink must then be thread-safe, and must not
+/// depend on the order of calls across areas (gather per thread, then sort by address: the areas
+/// of one walker never overlap).
 using AllocationSink = llvm::function_ref<void(const Allocation &)>;
+
+/// How to walk.
+struct WalkOptions {
+  /// Threads to walk on: 0 for one per core. A walker that walks its areas in parallel (glibc)
+  /// takes them in address order from a shared counter, so the dump is read front to back; the
+  /// others walk on the calling thread whatever this says. The result (areas, stats, facts,
+  /// warnings and their order) is the same for every thread count.
+  unsigned threads = 1;
+  /// Called now and then (about ten times a second) on the thread that called walk while other
+  /// threads walk, so that it can show progress; never called concurrently with itself.
+  llvm::function_ref<void()> waiting = nothingToShow;
+
+private:
+  static void nothingToShow() {}
+};
 
 class HeapWalker {
 public:
@@ -96,11 +118,18 @@ public:
   virtual llvm::StringRef name() const = 0;
   /// Cheap test: does this process hold heaps of this kind? Never fails.
   virtual bool detect(const AddressSpace &memory) const = 0;
-  /// Reports every allocation found to `sink`. Damage local to one heap (bad size, loop, chunk
-  /// past its heap) is a warning in `diags` and the walk goes on with the next heap; an Error is
-  /// returned only when nothing can be walked at all.
+  /// Reports every allocation found to `sink` (see AllocationSink for the order, and for calls
+  /// from several threads). Damage local to one heap (bad size, loop, chunk past its heap) is a
+  /// warning in `diags` and the walk goes on with the next heap; an Error is returned only when
+  /// nothing can be walked at all.
   virtual llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
-                                              Diagnostics &diags) const = 0;
+                                              Diagnostics &diags,
+                                              const WalkOptions &options) const = 0;
+  /// The walk on the calling thread only (WalkOptions' defaults).
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+                                      Diagnostics &diags) const {
+    return walk(memory, sink, diags, WalkOptions{});
+  }
 };
 
 /// Every known walker, in a fixed order.
