@@ -610,16 +610,16 @@ private:
   }
 
   void writeWarnings() {
-    std::vector<const Diagnostic *> warnings;
-    for (const Diagnostics *d : {&snapshot_.diagnostics, &analysis_.diagnostics})
-      for (const Diagnostic &w : d->warnings())
-        warnings.push_back(&w);
+    // Diagnostics::warnings() returns copies: the page keeps its own for as long as it writes.
+    std::vector<Diagnostic> warnings = snapshot_.diagnostics.warnings();
+    for (Diagnostic &w : analysis_.diagnostics.warnings())
+      warnings.push_back(std::move(w));
     if (warnings.empty())
       return;
     out_ << "<h2>Warnings</h2>\n<ul>\n";
     constexpr size_t kWarnings = 100;
     for (size_t i = 0; i < warnings.size() && i < kWarnings; ++i)
-      out_ << "<li>" << escape(warnings[i]->where) << ": " << escape(warnings[i]->message)
+      out_ << "<li>" << escape(warnings[i].where) << ": " << escape(warnings[i].message)
            << "</li>\n";
     out_ << "</ul>\n";
     if (warnings.size() > kWarnings)

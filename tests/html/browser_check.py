@@ -3,7 +3,8 @@
 no port is opened), takes a screenshot, and prints what the page shows as one JSON object:
 
   facts             what the page's DOM holds after load (group rows, histogram bars, thumbnails
-                    with the size the browser decoded them at, whether sorting by count sorts)
+                    with the size the browser decoded them at, whether sorting by count sorts,
+                    the text of each item under the Warnings heading)
   console_errors    console errors, uncaught exceptions and browser log errors (CSP violations)
   requests          every request the page made for something that is not a data: URI
 
@@ -24,10 +25,13 @@ FACTS = r"""(() => {
     group_size: img.closest('details') ? Number(img.closest('details').dataset.size) : 0,
     natural_width: img.naturalWidth, natural_height: img.naturalHeight}));
   const countHeader = document.querySelectorAll('#groups thead th')[3];
-  countHeader.click();
+  if (countHeader) countHeader.click();
   const counts = [...document.querySelectorAll('#groups tbody tr')].map(r => Number(r.cells[3].dataset.v));
   const sorted = counts.every((c, i) => i === 0 || counts[i - 1] <= c);
-  countHeader.click();
+  if (countHeader) countHeader.click();
+  const warningsHeading = [...document.querySelectorAll('h2')].find(h => h.textContent === 'Warnings');
+  const warnings = warningsHeading && warningsHeading.nextElementSibling
+    ? [...warningsHeading.nextElementSibling.querySelectorAll('li')].map(li => li.textContent) : [];
   return JSON.stringify({
     title: document.title,
     group_rows: rows.length,
@@ -39,7 +43,8 @@ FACTS = r"""(() => {
     copy_links: [...document.querySelectorAll('a.copy')].map(a => a.closest('tr').id),
     images: images,
     sorted_by_count: sorted && counts.length === rows.length,
-    filter_shown: !document.getElementById('filter').hidden,
+    filter_shown: !!document.getElementById('filter') && !document.getElementById('filter').hidden,
+    warnings: warnings,
   });
 })()"""
 
