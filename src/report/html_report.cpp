@@ -60,12 +60,14 @@ for (const th of document.querySelectorAll('table.sortable th')) {
   });
 }
 const filter = document.getElementById('filter');
-filter.hidden = false;
-filter.addEventListener('input', () => {
-  const q = filter.value.toLowerCase();
-  for (const r of document.querySelectorAll('#groups tbody tr'))
-    r.hidden = q !== '' && !r.textContent.toLowerCase().includes(q);
-});
+if (filter) {
+  filter.hidden = false;
+  filter.addEventListener('input', () => {
+    const q = filter.value.toLowerCase();
+    for (const r of document.querySelectorAll('#groups tbody tr'))
+      r.hidden = q !== '' && !r.textContent.toLowerCase().includes(q);
+  });
+}
 )js";
 
 /// 'sha256-...' of a style or script, for the Content-Security-Policy.
