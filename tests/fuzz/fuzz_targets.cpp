@@ -4,6 +4,7 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "dumpsift/report/html_report.h"
 #include "dumpsift/report/info.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/sniff/framing.h"
@@ -178,6 +179,15 @@ void runPipeline(const Snapshot &snapshot) {
   std::ostringstream summary;
   writeSummaryText(snapshot, analysis, TextOptions{}, summary);
   FUZZ_CHECK(terminalSafe(summary.str()));
+  // The page: whole, valid UTF-8, with a warnings list when there are warnings.
+  std::string page;
+  llvm::raw_string_ostream page_out(page);
+  writeReportHtml(snapshot, memory, analysis, nullptr, HtmlOptions{}, page_out);
+  page_out.flush();
+  FUZZ_CHECK(llvm::StringRef(page).endswith("</body></html>\n"));
+  FUZZ_CHECK(isValidUtf8(page));
+  const bool warned = !snapshot.diagnostics.empty() || !analysis.diagnostics.empty();
+  FUZZ_CHECK((page.find("<h2>Warnings</h2>") != std::string::npos) == warned);
   checkInfoText(snapshot);
 }
 

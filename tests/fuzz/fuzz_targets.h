@@ -42,9 +42,10 @@ int fuzzGoWalker(const uint8_t *data, size_t size);
 /// (aws-chunked, AMQP) over `data` as one buffer.
 int fuzzSniff(const uint8_t *data, size_t size);
 /// The whole `analyze` pipeline (walkers, region scan, sniffing within the run's budget, findings,
-/// the JSON report and the text summary, in memory) over `data` opened as a dump when it starts
-/// with the ELF or minidump magic, else decoded as a fuzz process. The JSON must parse; the text
-/// summary and `info`'s text must hold no control byte but newline and tab.
+/// the JSON report, the text summary and the HTML page, in memory) over `data` opened as a dump
+/// when it starts with the ELF or minidump magic, else decoded as a fuzz process. The JSON must
+/// parse; the text summary and `info`'s text must hold no control byte but newline and tab; the
+/// page must be whole, valid UTF-8, and list warnings exactly when there are some.
 int fuzzPipeline(const uint8_t *data, size_t size);
 
 struct Target {
