@@ -67,7 +67,7 @@ JSON
 fi
 echo "core $core: $(wc -c <"$core") bytes ($(du -h "$core" | cut -f1) on disk); $(cat "$core.json")"
 
-"$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --quiet >/dev/null
+"$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --quiet
 python3 - "$work/r.json" "$core.json" <<'EOF'
 import collections, json, sys
 report = json.load(open(sys.argv[1]))

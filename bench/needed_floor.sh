@@ -28,7 +28,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
 c++ -std=c++20 -O2 -pthread "$here/read_ranges.cpp" -o "$work/read_ranges"
-"$tool" analyze "$core" --min-size 65536 --threads 2 --report "$work/r.json" --quiet >/dev/null
+"$tool" analyze "$core" --min-size 65536 --threads 2 --report "$work/r.json" --quiet
 python3 "$here/needed_reads.py" "$core" "$work/r.json" >"$work/needed" 2>"$work/needed.txt"
 python3 "$here/needed_reads.py" "$core" "$work/r.json" --no-jpeg >"$work/nojpeg" 2>"$work/nojpeg.txt"
 echo "needed: $(cat "$work/needed.txt"); without JPEG walks: $(cat "$work/nojpeg.txt")"

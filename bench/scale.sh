@@ -96,8 +96,8 @@ for mib in $sizes; do
   # The heap that does not depend on what is reported: the same walk and scan, nothing kept.
   h0=$(peak_heap "$tool" analyze "$core" --min-size 1024G --report "$work/r.json" --threads 2 --quiet)
   "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet --timings \
-    2>"$work/timings" >/dev/null
-  "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet >/dev/null
+    2>"$work/timings"
+  "$tool" analyze "$core" --min-size 65536 --report "$work/r.json" --threads 2 --quiet
   reported=$(grep -c '"hash": "xxh64' "$work/r.json")
   echo "phases of one analyze --threads 2 run ($reported buffers reported; peak heap with none reported: $(echo "$h0" | awk '{printf "%.1fM", $1 / 1048576}')):"
   sed 's/^dumpsift: timing: /  /' "$work/timings"

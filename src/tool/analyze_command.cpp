@@ -128,10 +128,13 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
       return llvm::createFileError(args.html, std::move(e));
   }
   progress.finish();
-  if (!args.json)
-    writeSummaryText(**snapshot, analysis, TextOptions{args.top == 0 ? SIZE_MAX : args.top},
-                     std::cout);
-  if (!args.json && extraction) {
+  // The summary, and the lines that say where files went, unless --json printed the report or
+  // --quiet asked for nothing but the files.
+  if (args.json || args.quiet)
+    return kExitOk;
+  writeSummaryText(**snapshot, analysis, TextOptions{args.top == 0 ? SIZE_MAX : args.top},
+                   std::cout);
+  if (extraction) {
     llvm::SmallString<256> manifest(extraction->dir);
     llvm::sys::path::append(manifest, kManifestName);
     std::cout << "\nExtracted " << extraction->files.size()
@@ -142,7 +145,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
       std::cout << " (" << extraction->duplicates << " duplicates written once)";
     std::cout << "\n";
   }
-  if (!args.json && !args.html.empty())
+  if (!args.html.empty())
     std::cout << "\nHTML report: " << args.html << "\n";
   return kExitOk;
 }
@@ -166,7 +169,8 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
                   "With --html: thumbnails at most, largest groups first")
       ->capture_default_str()
       ->needs(html);
-  cmd->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
+  cmd->add_flag("-q,--quiet", args->quiet,
+                "Print nothing but errors (and --json's report); files are still written");
   cmd->add_flag("--timings", args->timings,
                 "Print how long each phase took on stderr (docs/performance.md)");
   CLI::Option *extract = cmd->add_option(

@@ -124,7 +124,7 @@ TEST_CASE("extract CLI: the story core, every planted buffer as a file people ca
   const std::string base = scratchDir("extract-cli-story");
   const std::string dir = base + "/out", report = base + "/report.json";
   CommandResult r =
-      tool("analyze '" + core + "' -q --extract '" + dir + "' --report '" + report + "'");
+      tool("analyze '" + core + "' --extract '" + dir + "' --report '" + report + "'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Extracted ") != std::string::npos);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <elf.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -79,7 +80,7 @@ TEST_CASE("a core cut in half: analyze says where, check and diff fail unless to
   const std::string rules = sourceDir() + "/fixtures/rules/story.rules.json";
 
   SECTION("analyze: a TRUNCATED line under the dump's, naming the first missing address") {
-    CommandResult r = runDumpsift("analyze -q '" + half + "'");
+    CommandResult r = runDumpsift("analyze '" + half + "'");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("\nTRUNCATED: " + where) != std::string::npos);
@@ -219,11 +220,25 @@ TEST_CASE("analyze on the story core: where the report went, --top 0, example ad
   INFO(wrote.err);
   REQUIRE(wrote.exit_code == 0);
   CHECK(wrote.err == "dumpsift: wrote the report to " + report + "\n");
-  CHECK(runDumpsift("analyze -q '" + core + "' --report '" + report + "'").err.empty());
+  // --quiet: nothing on stdout or stderr, the files asked for written all the same; with --json
+  // the report, and nothing else.
+  CommandResult quiet =
+      runDumpsift("analyze -q '" + core + "' --report '" + dir + "/q.json' --html '" + dir +
+                  "/q.html' --extract '" + dir + "/q'");
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.out.empty());
+  CHECK(quiet.err.empty());
+  CHECK(std::filesystem::exists(dir + "/q.json"));
+  CHECK(std::filesystem::exists(dir + "/q.html"));
+  CHECK(readJsonLines(dir + "/q/manifest.jsonl").size() > 10);
+  CommandResult quiet_json = runDumpsift("analyze -q --json '" + core + "'");
+  CHECK(quiet_json.err.empty());
+  const std::vector<uint8_t> report_bytes = readFileBytes(report);
+  CHECK(quiet_json.out == std::string(report_bytes.begin(), report_bytes.end()));
 
   std::ifstream in(report);
   const nlohmann::json json = nlohmann::json::parse(in);
-  CommandResult all = runDumpsift("analyze -q '" + core + "' --top 0");
+  CommandResult all = runDumpsift("analyze '" + core + "' --top 0");
   REQUIRE(all.exit_code == 0);
   CHECK(all.out.find("[other") == std::string::npos);
   CHECK(all.out.find("more finding") == std::string::npos);
