@@ -89,7 +89,8 @@ TEST_CASE("the golden report validates against docs/report.schema.json") {
   CommandResult r =
       runCommand("/usr/bin/python3 '" + sourceDir() + "/scripts/validate_report.py' '" +
                  sourceDir() + "/docs/report.schema.json' '" + goldenPath() + "'");
-  INFO("validate_report.py (needs python3-jsonschema: scripts/setup.sh):\n" << r.out << r.err);
+  INFO("validate_report.py (needs python3-jsonschema: scripts/setup.sh --tests):\n"
+       << r.out << r.err);
   CHECK(r.exit_code == 0);
 }
 

@@ -4,8 +4,9 @@
 // gcore of it: live buffers at their exact address and usable size, used; freed ones (thread
 // caches included) not used.
 //
-// Needs gdb (gcore) and libjemalloc2/libjemalloc-dev (scripts/setup.sh installs them). Without
-// them the tests are skipped with a visible warning, except under CI (CI set), where they fail.
+// Needs gdb (gcore) and libjemalloc2/libjemalloc-dev (scripts/setup.sh --tests installs them).
+// Without them the tests are skipped with a visible warning, except under CI (CI set), where they
+// fail.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walker.h"

@@ -4,8 +4,8 @@
 // answered, in the right state, in the right thread's heap. Then the same core with damage
 // patched in.
 //
-// Needs gdb (gcore) and libmimalloc2.0 (scripts/setup.sh installs both). Without them the tests
-// are skipped with a visible warning, except under CI (CI set), where they fail.
+// Needs gdb (gcore) and libmimalloc2.0 (scripts/setup.sh --tests installs both). Without them the
+// tests are skipped with a visible warning, except under CI (CI set), where they fail.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walker.h"

@@ -166,7 +166,7 @@ void checkLiveProcess(const std::string &build, const std::string &context_in) {
   const std::string program = fixtureProgram("musl/" + build);
   if (!availableOrSkipped(std::filesystem::exists(program),
                           program + " was not built: musl-gcc is missing (Debian: musl-tools; "
-                                    "scripts/setup.sh installs it, then re-run cmake)") ||
+                                    "scripts/setup.sh --tests installs it, then re-run cmake)") ||
       !availableOrSkipped(canRunGcore(), "gcore cannot attach to a child here"))
     return;
   LiveProcess proc(program);

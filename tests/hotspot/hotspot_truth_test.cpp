@@ -5,9 +5,9 @@
 // jhsdb's histogram of the same core (the JDK's own serviceability agent) must match the walker's
 // count and bytes for every primitive array class, and its totals.
 //
-// The tests need a JDK 17 (openjdk-17-jdk-headless: java, javac, jhsdb; scripts/setup.sh installs
-// it) and gcore. Without them they are skipped with a visible warning, except under CI (CI set),
-// where they fail. Each configuration takes about 12 s (jhsdb is most of it).
+// The tests need a JDK 17 (openjdk-17-jdk-headless: java, javac, jhsdb; scripts/setup.sh --tests
+// installs it) and gcore. Without them they are skipped with a visible warning, except under CI (CI
+// set), where they fail. Each configuration takes about 12 s (jhsdb is most of it).
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
@@ -39,7 +39,7 @@ std::string storyClasses(std::string &why) {
                     jhsdb = javaHome() + "/bin/jhsdb";
   for (const std::string &tool : {java, javac, jhsdb})
     if (!fs::exists(tool)) {
-      why = tool + " is missing (install openjdk-17-jdk-headless: scripts/setup.sh)";
+      why = tool + " is missing (install openjdk-17-jdk-headless: scripts/setup.sh --tests)";
       return "";
     }
   if (!canRunGcore()) {
@@ -354,8 +354,8 @@ TEST_CASE("hotspot walker on Serial without compressed oops or class pointers ma
                false});
 }
 
-// JDK 24+ only (JEP 450/519): not installed by scripts/setup.sh, so hidden from ctest; run by hand
-// with DUMPSIFT_JAVA_HOME set to a newer JDK: dumpsift_hotspot_tests "[.jdk24]".
+// JDK 24+ only (JEP 450/519): not installed by scripts/setup.sh --tests, so hidden from ctest; run
+// by hand with DUMPSIFT_JAVA_HOME set to a newer JDK: dumpsift_hotspot_tests "[.jdk24]".
 TEST_CASE("hotspot walker on JDK 24+ G1 with compact object headers matches jhsdb", "[.jdk24]") {
   checkConfig({"g1-compact",
                {"-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"},

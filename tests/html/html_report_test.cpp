@@ -17,7 +17,7 @@ const char *const kChromium = "/usr/bin/chromium";
 
 bool chromiumOrSkipped() {
   return availableOrSkipped(access(kChromium, X_OK) == 0,
-                            "chromium is not installed (scripts/setup.sh installs it)");
+                            "chromium is not installed (scripts/setup.sh --tests installs it)");
 }
 
 std::string readText(const std::string &path) {

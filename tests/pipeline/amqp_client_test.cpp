@@ -8,8 +8,8 @@
 // an `amqp` buffer that starts with it and carries a jpeg, and every basic.publish frame found
 // there inside the content of an `amqp` buffer.
 //
-// Needs node, fixtures/amqp/node_modules (npm ci, scripts/setup.sh), rabbitmq-server, epmd and
-// gcore. Without one of them the test is skipped with a visible warning, except under CI (CI
+// Needs node, fixtures/amqp/node_modules (npm ci, scripts/setup.sh --tests), rabbitmq-server, epmd
+// and gcore. Without one of them the test is skipped with a visible warning, except under CI (CI
 // set), where it fails. About 30 s: RabbitMQ's start takes 12 to 17 s, the core (0.9 GB, most of
 // it V8's and glibc's PROT_NONE reservations written as zeros) 5 s; it is deleted afterwards.
 #include "dumpsift/support/hex.h"
@@ -312,12 +312,13 @@ bool inUnclaimedRange(const nlohmann::json &report, uint64_t address) {
 TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp buffers") {
   const std::string client = sourceDir() + "/fixtures/amqp/publish.js";
   const std::string amqplib = sourceDir() + "/fixtures/amqp/node_modules/amqplib/package.json";
-  if (!availableOrSkipped(access(kNode, X_OK) == 0, "node is missing (scripts/setup.sh)") ||
-      !availableOrSkipped(std::filesystem::exists(amqplib),
-                          "amqplib is not installed in fixtures/amqp (scripts/setup.sh runs npm "
-                          "ci there)") ||
+  if (!availableOrSkipped(access(kNode, X_OK) == 0, "node is missing (scripts/setup.sh --tests)") ||
+      !availableOrSkipped(
+          std::filesystem::exists(amqplib),
+          "amqplib is not installed in fixtures/amqp (scripts/setup.sh --tests runs npm "
+          "ci there)") ||
       !availableOrSkipped(access(kRabbitmqServer, X_OK) == 0 && access(kEpmd, X_OK) == 0,
-                          "rabbitmq-server is missing (scripts/setup.sh)") ||
+                          "rabbitmq-server is missing (scripts/setup.sh --tests)") ||
       !gcoreOrSkipped())
     return;
 

@@ -10,8 +10,9 @@
 // Only the first core is dumped as a user's gcore would be (0.7 GB, most of it the runtime's
 // PROT_NONE reservations written as zeros); the others run with -trim, which leaves those out.
 //
-// The programs need Debian's Go (scripts/setup.sh installs golang-go). Without it or without
-// gcore the tests are skipped with a visible warning, except under CI (CI set), where they fail.
+// The programs need Debian's Go (scripts/setup.sh --tests installs golang-go). Without it or
+// without gcore the tests are skipped with a visible warning, except under CI (CI set), where they
+// fail.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
@@ -44,7 +45,7 @@ namespace {
 std::string goFixture(const std::string &name) {
   std::string path = fixtureProgram("go/" + name), why;
   if (!std::filesystem::exists(path))
-    why = path + " was not built (no Go toolchain when CMake ran: run scripts/setup.sh)";
+    why = path + " was not built (no Go toolchain when CMake ran: run scripts/setup.sh --tests)";
   else if (!canRunGcore())
     why = "gcore is missing or ptrace is not allowed";
   if (why.empty())

@@ -5,8 +5,8 @@
 // - two heaps in one process (fixtures/programs/two_heaps: malloc is jemalloc's, __libc_malloc
 //   glibc's): each walker claims its own allocator's buffers and none of the other's.
 //
-// Needs gdb (gcore) and libjemalloc2 (scripts/setup.sh installs them); skipped with a visible
-// warning without them, except under CI (CI set), where they fail.
+// Needs gdb (gcore) and libjemalloc2 (scripts/setup.sh --tests installs them); skipped with a
+// visible warning without them, except under CI (CI set), where they fail.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"

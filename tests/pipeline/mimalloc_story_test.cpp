@@ -3,8 +3,8 @@
 // size mimalloc answered and the right kind, from the mimalloc walker; glibc's walker and the
 // region scan, which run in the same process, must not claim any of mimalloc's memory.
 //
-// Needs gdb (gcore) and libmimalloc2.0 (scripts/setup.sh installs both); skipped with a warning
-// without them, a failure under CI.
+// Needs gdb (gcore) and libmimalloc2.0 (scripts/setup.sh --tests installs both); skipped with a
+// warning without them, a failure under CI.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/support/hex.h"
 #include "support/test_support.h"

@@ -23,8 +23,9 @@ using namespace dumpsift::test;
 TEST_CASE("the story built with musl-gcc -static: every planted buffer, exact, owned by musl") {
   const std::string musl_story = fixtureProgram("musl/story");
   if (!availableOrSkipped(std::filesystem::exists(musl_story),
-                          musl_story + " was not built: musl-gcc is missing (Debian: musl-tools; "
-                                       "scripts/setup.sh installs it, then re-run cmake)") ||
+                          musl_story +
+                              " was not built: musl-gcc is missing (Debian: musl-tools; "
+                              "scripts/setup.sh --tests installs it, then re-run cmake)") ||
       !availableOrSkipped(canRunGcore(), "gcore cannot attach to a child here"))
     return;
   const std::string dir = scratchDir("musl-story");

@@ -6,8 +6,8 @@
 // report no freed one as used, and share no memory with the other walkers.
 //
 // The tests need gcore and Debian's libtcmalloc-minimal4, libgoogle-perftools4 and
-// libgoogle-perftools-dev (scripts/setup.sh installs them). Without them they are skipped with a
-// visible warning, except under CI (CI set), where they fail.
+// libgoogle-perftools-dev (scripts/setup.sh --tests installs them). Without them they are skipped
+// with a visible warning, except under CI (CI set), where they fail.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
@@ -41,7 +41,7 @@ bool canRun(std::initializer_list<std::string> files) {
     why = "gcore is missing or ptrace is not allowed";
   for (const std::string &f : files)
     if (why.empty() && !std::filesystem::exists(f))
-      why = f + " is missing (scripts/setup.sh installs it)";
+      why = f + " is missing (scripts/setup.sh --tests installs it)";
   if (why.empty())
     return true;
   if (std::getenv("CI"))

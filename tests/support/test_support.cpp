@@ -165,7 +165,7 @@ const PreloadedCore *preloadedCore(const std::string &library, const std::string
     if (std::getenv("CI"))
       FAIL("cannot dump " << program << " with " << library << " preloaded under CI: " << why);
     WARN("SKIPPED: no core of " << program << " with " << library
-                                << " preloaded (run scripts/setup.sh): " << why);
+                                << " preloaded (run scripts/setup.sh --tests): " << why);
     return nullptr;
   }
   std::vector<std::string> env_args{"LD_PRELOAD=" + library, fixtureProgram(program)};

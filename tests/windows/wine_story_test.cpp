@@ -10,9 +10,9 @@
 // walker exists, and the test checks that the report says so. JSON text, which has no signature,
 // is found by the region scan's JSON lead with the text's own extent.
 //
-// The dump is made by fixtures/windows/make_dump.sh (mingw-w64 and wine64, from scripts/setup.sh)
-// and kept under the build tree. Without those tools the tests are skipped with a visible warning,
-// except under CI (CI set), where they fail.
+// The dump is made by fixtures/windows/make_dump.sh (mingw-w64 and wine64, from scripts/setup.sh
+// --tests) and kept under the build tree. Without those tools the tests are skipped with a visible
+// warning, except under CI (CI set), where they fail.
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/support/hex.h"
@@ -48,7 +48,8 @@ std::string preparedDump() {
     std::string why = "make_dump.sh failed (" + std::to_string(r.exit_code) + "): " + r.err + r.out;
     if (std::getenv("CI"))
       FAIL("cannot make the Wine minidump under CI: " << why);
-    WARN("SKIPPED: no Wine minidump (scripts/setup.sh installs wine64 and mingw-w64): " << why);
+    WARN("SKIPPED: no Wine minidump (scripts/setup.sh --tests installs wine64 and mingw-w64): "
+         << why);
     return std::string();
   }();
   return dump;

@@ -115,7 +115,7 @@ TEST_CASE("writers: every writer renders the input named by DUMPSIFT_WRITERS_INP
   const std::vector<std::string> warnings = expectedWarnings(report);
   CHECK((page.find("<h2>Warnings</h2>") != std::string::npos) == !warnings.empty());
   if (availableOrSkipped(access(kChromium, X_OK) == 0,
-                         "chromium is not installed (scripts/setup.sh installs it)")) {
+                         "chromium is not installed (scripts/setup.sh --tests installs it)")) {
     const CommandResult seen = runCommand(
         "python3 '" + sourceDir() + "/tests/html/browser_check.py' '" + kChromium + "' '" + dir +
         "/page.html' '" + dir + "/page.png' '" + dir + "/chromium-profile'");
