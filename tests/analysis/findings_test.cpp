@@ -513,7 +513,7 @@ Finding findingWith(const std::vector<Finding> &all, const std::string &type, ui
 
 } // namespace
 
-TEST_CASE("findings name the waste in a live process (waste fixture)") {
+TEST_CASE("findings name the waste in a live process (waste fixture)", "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("waste"));

@@ -93,7 +93,7 @@ constexpr uint64_t kMiB = 1 << 20;
 
 } // namespace
 
-TEST_CASE("inflate budget: the default one inflates every member whole") {
+TEST_CASE("inflate budget: the default one inflates every member whole", "[live]") {
   if (!gcoreOrSkipped())
     return;
   std::vector<Member> members;
@@ -116,7 +116,8 @@ TEST_CASE("inflate budget: the default one inflates every member whole") {
   CHECK_FALSE(anyWarningHas(analysis.diagnostics.warnings(), "inflate budget"));
 }
 
-TEST_CASE("inflate budget: the region scan's runs out at a known member, and says where") {
+TEST_CASE("inflate budget: the region scan's runs out at a known member, and says where",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   std::vector<Member> members;
@@ -170,7 +171,8 @@ TEST_CASE("inflate budget: the region scan's runs out at a known member, and say
 }
 
 TEST_CASE("inflate budget: the buffers' second sniff runs out at a known buffer, whatever the "
-          "threads") {
+          "threads",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   std::vector<Member> members;

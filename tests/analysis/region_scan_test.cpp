@@ -33,7 +33,8 @@ std::vector<Buffer> scanWithDefaults(const AddressSpace &memory,
 
 } // namespace
 
-TEST_CASE("region scan: every file of a process's own pool, at its address, with its length") {
+TEST_CASE("region scan: every file of a process's own pool, at its address, with its length",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("unclaimed_pool"), {sourceDir() + "/fixtures/content"});

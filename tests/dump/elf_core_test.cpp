@@ -243,7 +243,7 @@ TEST_CASE("elf core: the committed hold_buffers core matches its manifest") {
   CHECK(heap->size == 0x4b000);
 }
 
-TEST_CASE("elf core: a live gcore of hold_buffers matches what the program printed") {
+TEST_CASE("elf core: a live gcore of hold_buffers matches what the program printed", "[live]") {
   if (!test::gcoreOrSkipped())
     return;
   std::string program = test::fixtureProgram("hold_buffers");

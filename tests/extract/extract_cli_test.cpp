@@ -322,7 +322,7 @@ TEST_CASE("extract CLI: clear errors, and nothing partial left behind") {
   }
 }
 
-TEST_CASE("extract CLI: a live story process, every file against the planted bytes") {
+TEST_CASE("extract CLI: a live story process, every file against the planted bytes", "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess story(fixtureProgram("story"));

@@ -96,7 +96,8 @@ void checkBuffers(const WalkedHeap &w, const GapTruth &truth, bool headers_lost)
 } // namespace
 
 TEST_CASE("glibc walker walks a brk heap that a protected page splits, and over a page the core "
-          "lacks") {
+          "lacks",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("glibc_gap"));

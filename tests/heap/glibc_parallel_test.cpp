@@ -83,7 +83,8 @@ TEST_CASE("glibc walker on 4 threads reports what it reports on one: committed g
   CHECK(w.warnings.empty());
 }
 
-TEST_CASE("glibc walker on 4 threads reports what it reports on one: a live glibc_truth process") {
+TEST_CASE("glibc walker on 4 threads reports what it reports on one: a live glibc_truth process",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("glibc_truth"));

@@ -132,7 +132,7 @@ void checkAgainstManifest(const Snapshot &snap, const std::vector<nlohmann::json
 
 } // namespace
 
-TEST_CASE("glibc walker finds every buffer of a live glibc_truth process") {
+TEST_CASE("glibc walker finds every buffer of a live glibc_truth process", "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("glibc_truth"));

@@ -116,7 +116,7 @@ std::map<std::string, uint64_t> checkAgainstManifest(const WalkedHeap &w,
 
 } // namespace
 
-TEST_CASE("mimalloc walker finds every buffer of alloc_truth run under mimalloc") {
+TEST_CASE("mimalloc walker finds every buffer of alloc_truth run under mimalloc", "[live]") {
   const PreloadedCore *core = mimallocCore();
   if (!core)
     return;
@@ -152,7 +152,8 @@ TEST_CASE("mimalloc walker finds every buffer of alloc_truth run under mimalloc"
   CHECK(unclaimed < (1u << 20));
 }
 
-TEST_CASE("mimalloc walker: frees from other threads and buffers of a thread that exited") {
+TEST_CASE("mimalloc walker: frees from other threads and buffers of a thread that exited",
+          "[live]") {
   const PreloadedCore *core = mimallocCore({"cross-thread"});
   if (!core)
     return;
@@ -176,7 +177,7 @@ TEST_CASE("mimalloc walker: frees from other threads and buffers of a thread tha
   CHECK(heap_of["exited"] == 0);
 }
 
-TEST_CASE("mimalloc walker survives a damaged core with warnings and partial results") {
+TEST_CASE("mimalloc walker survives a damaged core with warnings and partial results", "[live]") {
   const PreloadedCore *core = mimallocCore();
   if (!core)
     return;

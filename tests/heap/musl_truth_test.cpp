@@ -188,11 +188,12 @@ uint64_t groupOf(const Snapshot &snap, uint64_t p) {
 
 } // namespace
 
-TEST_CASE("musl walker finds every buffer of a live static alloc_truth (musl-gcc -static)") {
+TEST_CASE("musl walker finds every buffer of a live static alloc_truth (musl-gcc -static)",
+          "[live]") {
   checkLiveProcess("alloc_truth", "the .bss after ");
 }
 
-TEST_CASE("musl walker finds every buffer of a live dynamic alloc_truth (musl libc.so)") {
+TEST_CASE("musl walker finds every buffer of a live dynamic alloc_truth (musl libc.so)", "[live]") {
   checkLiveProcess("alloc_truth-dynamic", "libc.so");
 }
 

@@ -140,12 +140,8 @@ constexpr const char *kPrimitiveTypes[] = {"boolean[]", "byte[]",  "char[]", "sh
 void checkConfig(const Config &config) {
   std::string why;
   const std::string classes = storyClasses(why);
-  if (classes.empty()) {
-    if (std::getenv("CI"))
-      FAIL("cannot run the JVM tests under CI: " << why);
-    WARN("SKIPPED: " << why);
+  if (!availableOrSkipped(!classes.empty(), "cannot run the JVM tests: " + why))
     return;
-  }
   const std::string dir = scratchDir("hotspot-" + config.name);
   const std::string core = dir + "/story.core";
   Truth truth;
@@ -303,11 +299,12 @@ void checkConfig(const Config &config) {
 
 } // namespace
 
-TEST_CASE("hotspot walker on G1 (compressed oops and class pointers) matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on G1 (compressed oops and class pointers) matches jhsdb",
+          "[jvm][live]") {
   checkConfig({"g1", {"-XX:+UseG1GC"}, "G1 Young Generation", "G1", true, true});
 }
 
-TEST_CASE("hotspot walker on G1 without compressed oops matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on G1 without compressed oops matches jhsdb", "[jvm][live]") {
   checkConfig({"g1-no-oops",
                {"-XX:+UseG1GC", "-XX:-UseCompressedOops"},
                "G1 Young Generation",
@@ -316,7 +313,8 @@ TEST_CASE("hotspot walker on G1 without compressed oops matches jhsdb", "[jvm]")
                true});
 }
 
-TEST_CASE("hotspot walker on G1 without compressed oops or class pointers matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on G1 without compressed oops or class pointers matches jhsdb",
+          "[jvm][live]") {
   checkConfig({"g1-no-ccp",
                {"-XX:+UseG1GC", "-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"},
                "G1 Young Generation",
@@ -325,13 +323,13 @@ TEST_CASE("hotspot walker on G1 without compressed oops or class pointers matche
                false});
 }
 
-TEST_CASE("hotspot walker on Parallel matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on Parallel matches jhsdb", "[jvm][live]") {
   checkConfig({"parallel", {"-XX:+UseParallelGC"}, "PS Scavenge", "Parallel", true, true});
 }
 
 TEST_CASE("hotspot walker on Parallel without compressed oops or class pointers matches "
           "jhsdb",
-          "[jvm]") {
+          "[jvm][live]") {
   checkConfig({"parallel-no-ccp",
                {"-XX:+UseParallelGC", "-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"},
                "PS Scavenge",
@@ -340,12 +338,12 @@ TEST_CASE("hotspot walker on Parallel without compressed oops or class pointers 
                false});
 }
 
-TEST_CASE("hotspot walker on Serial matches jhsdb", "[jvm]") {
+TEST_CASE("hotspot walker on Serial matches jhsdb", "[jvm][live]") {
   checkConfig({"serial", {"-XX:+UseSerialGC"}, "Copy", "Serial", true, true});
 }
 
 TEST_CASE("hotspot walker on Serial without compressed oops or class pointers matches jhsdb",
-          "[jvm]") {
+          "[jvm][live]") {
   checkConfig({"serial-no-ccp",
                {"-XX:+UseSerialGC", "-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"},
                "Copy",
@@ -356,7 +354,8 @@ TEST_CASE("hotspot walker on Serial without compressed oops or class pointers ma
 
 // JDK 24+ only (JEP 450/519): not installed by scripts/setup.sh --tests, so hidden from ctest; run
 // by hand with DUMPSIFT_JAVA_HOME set to a newer JDK: dumpsift_hotspot_tests "[.jdk24]".
-TEST_CASE("hotspot walker on JDK 24+ G1 with compact object headers matches jhsdb", "[.jdk24]") {
+TEST_CASE("hotspot walker on JDK 24+ G1 with compact object headers matches jhsdb",
+          "[.jdk24][live]") {
   checkConfig({"g1-compact",
                {"-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"},
                "G1 Young Generation",
@@ -367,7 +366,7 @@ TEST_CASE("hotspot walker on JDK 24+ G1 with compact object headers matches jhsd
 }
 
 TEST_CASE("hotspot walker on JDK 24+ Parallel with compact object headers matches jhsdb",
-          "[.jdk24]") {
+          "[.jdk24][live]") {
   checkConfig({"parallel-compact",
                {"-XX:+UseParallelGC", "-XX:+UseCompactObjectHeaders"},
                "PS Scavenge",
@@ -378,7 +377,7 @@ TEST_CASE("hotspot walker on JDK 24+ Parallel with compact object headers matche
 }
 
 TEST_CASE("hotspot walker on JDK 24+ Serial with compact object headers matches jhsdb",
-          "[.jdk24]") {
+          "[.jdk24][live]") {
   checkConfig({"serial-compact",
                {"-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders"},
                "Copy",

@@ -13,13 +13,6 @@ using namespace dumpsift::test;
 
 namespace {
 
-const char *const kChromium = "/usr/bin/chromium";
-
-bool chromiumOrSkipped() {
-  return availableOrSkipped(access(kChromium, X_OK) == 0,
-                            "chromium is not installed (scripts/setup.sh --tests installs it)");
-}
-
 std::string readText(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in);
@@ -32,8 +25,8 @@ std::string readText(const std::string &path) {
 nlohmann::json loadInBrowser(const std::string &dir, const std::string &html,
                              const std::string &png) {
   CommandResult r =
-      runCommand("python3 '" + sourceDir() + "/tests/html/browser_check.py' '" + kChromium + "' '" +
-                 html + "' '" + png + "' '" + dir + "/chromium-profile'");
+      runCommand("python3 '" + sourceDir() + "/tests/html/browser_check.py' '" + chromiumPath() +
+                 "' '" + html + "' '" + png + "' '" + dir + "/chromium-profile'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(r.out);
@@ -50,7 +43,8 @@ void requireQuietPage(const nlohmann::json &seen, const std::string &html) {
 } // namespace
 
 TEST_CASE("the story core's page in Chromium shows its groups, a thumbnail for each image "
-          "group, the histogram, and makes no request") {
+          "group, the histogram, and makes no request",
+          "[browser]") {
   if (!chromiumOrSkipped())
     return;
   const std::string dir = scratchDir("html_story");
@@ -121,7 +115,8 @@ TEST_CASE("the same dump gives the same page, byte for byte") {
 }
 
 TEST_CASE("markup and quotes in a dump's names, command line, buffers and details are "
-          "escaped: the page runs its own script only") {
+          "escaped: the page runs its own script only",
+          "[browser]") {
   if (!gcoreOrSkipped() || !chromiumOrSkipped())
     return;
   const std::string dir = scratchDir("html_hostile");

@@ -158,7 +158,7 @@ Outcome checkRuntime(const std::string &core, const Expectations &x) {
 
 } // namespace
 
-TEST_CASE("coreclr walker finds every planted array in a .NET Core 2.0 dump") {
+TEST_CASE("coreclr walker finds every planted array in a .NET Core 2.0 dump", "[live]") {
   std::string core = preparedCore("coreclr");
   if (core.empty())
     return;
@@ -170,7 +170,7 @@ TEST_CASE("coreclr walker finds every planted array in a .NET Core 2.0 dump") {
   CHECK(out.facts["coreclr_contract_descriptor"] == "absent"); // .NET Core 2.0 has none
 }
 
-TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump") {
+TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump", "[live]") {
   std::string core = preparedCore("mono");
   if (core.empty())
     return;

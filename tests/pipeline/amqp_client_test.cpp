@@ -309,7 +309,7 @@ bool inUnclaimedRange(const nlohmann::json &report, uint64_t address) {
 
 } // namespace
 
-TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp buffers") {
+TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp buffers", "[live]") {
   const std::string client = sourceDir() + "/fixtures/amqp/publish.js";
   const std::string amqplib = sourceDir() + "/fixtures/amqp/node_modules/amqplib/package.json";
   if (!availableOrSkipped(access(kNode, X_OK) == 0, "node is missing (scripts/setup.sh --tests)") ||

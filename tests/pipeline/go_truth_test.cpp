@@ -456,7 +456,7 @@ void checkDamagedCore(const std::string &core, const std::vector<nlohmann::json>
 
 } // namespace
 
-TEST_CASE("go walker finds every planted array of a live Go program (symbol table)") {
+TEST_CASE("go walker finds every planted array of a live Go program (symbol table)", "[live]") {
   checkLive("go_truth", {}, true, [](const std::string &core, const LiveProcess &proc) {
     // --exe: a copy of the executable elsewhere is used (its build ID matches); another build of
     // the same program (stripped: other link flags, another Go build ID) is refused with a warning.
@@ -479,15 +479,17 @@ TEST_CASE("go walker finds every planted array of a live Go program (symbol tabl
   });
 }
 
-TEST_CASE("go walker finds every planted array of a stripped Go program (no symbols)") {
+TEST_CASE("go walker finds every planted array of a stripped Go program (no symbols)", "[live]") {
   checkLive("go_truth_stripped", {"-trim"}, false);
 }
 
-TEST_CASE("go walker beside glibc: a cgo Go program's heaps are walked by their own walkers") {
+TEST_CASE("go walker beside glibc: a cgo Go program's heaps are walked by their own walkers",
+          "[live]") {
   checkLive("go_truth_cgo", {"-trim"}, true);
 }
 
-TEST_CASE("go walker: arrays dropped before a collection whose spans are not yet swept are free") {
+TEST_CASE("go walker: arrays dropped before a collection whose spans are not yet swept are free",
+          "[live]") {
   checkLive("go_truth", {"-unswept", "-trim"}, true,
             [](const std::string &core, const LiveProcess &proc) {
               auto snap = openDump(core);

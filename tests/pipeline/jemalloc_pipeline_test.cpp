@@ -27,20 +27,15 @@ namespace {
 
 const char *const kJemallocLibrary = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
 
-/// True when a process can run with jemalloc preloaded and be dumped; else skips the test with a
-/// warning, or fails it under CI.
+/// True when a process can run with jemalloc preloaded and be dumped; else skips the test
+/// (availableOrSkipped: a failure under CI).
 bool canRunPreloaded() {
   std::string why;
   if (!canRunGcore())
     why = "gcore is missing or ptrace is not allowed";
   else if (!std::filesystem::exists(kJemallocLibrary))
     why = std::string(kJemallocLibrary) + " is missing (apt-get install libjemalloc2)";
-  if (why.empty())
-    return true;
-  if (std::getenv("CI"))
-    FAIL("cannot run a process under jemalloc under CI: " << why);
-  WARN("SKIPPED: " << why);
-  return false;
+  return availableOrSkipped(why.empty(), "cannot run a process under jemalloc: " + why);
 }
 
 /// Runs fixture `program` with jemalloc preloaded and dumps it into `core`; returns its manifest.
@@ -55,7 +50,8 @@ std::vector<nlohmann::json> dumpPreloaded(const std::string &program, const std:
 } // namespace
 
 TEST_CASE("the story under jemalloc: every planted buffer at its exact address, size class and "
-          "kind") {
+          "kind",
+          "[live]") {
   if (!canRunPreloaded())
     return;
   std::string core = scratchDir("story-jemalloc") + "/story.core";
@@ -131,7 +127,8 @@ TEST_CASE("the story under jemalloc: every planted buffer at its exact address, 
   std::filesystem::remove(core); // the mapping stays valid until the snapshot goes
 }
 
-TEST_CASE("glibc's and jemalloc's heaps in one process: each walker claims its own buffers") {
+TEST_CASE("glibc's and jemalloc's heaps in one process: each walker claims its own buffers",
+          "[live]") {
   if (!canRunPreloaded())
     return;
   std::string core = scratchDir("two-heaps") + "/two_heaps.core";

@@ -14,7 +14,8 @@
 using namespace dumpsift;
 using namespace dumpsift::test;
 
-TEST_CASE("the story under mimalloc: every planted buffer exact, of the right kind, mimalloc's") {
+TEST_CASE("the story under mimalloc: every planted buffer exact, of the right kind, mimalloc's",
+          "[live]") {
   const PreloadedCore *core = preloadedCore("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "story");
   if (!core)
     return;
@@ -77,7 +78,7 @@ TEST_CASE("the story under mimalloc: every planted buffer exact, of the right ki
     CHECK_FALSE(inMimalloc(r.start, r.size));
 }
 
-TEST_CASE("the story under mimalloc: its report validates against the JSON schema") {
+TEST_CASE("the story under mimalloc: its report validates against the JSON schema", "[live]") {
   const PreloadedCore *core = preloadedCore("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "story");
   if (!core)
     return;

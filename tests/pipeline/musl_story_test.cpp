@@ -20,7 +20,8 @@
 using namespace dumpsift;
 using namespace dumpsift::test;
 
-TEST_CASE("the story built with musl-gcc -static: every planted buffer, exact, owned by musl") {
+TEST_CASE("the story built with musl-gcc -static: every planted buffer, exact, owned by musl",
+          "[live]") {
   const std::string musl_story = fixtureProgram("musl/story");
   if (!availableOrSkipped(std::filesystem::exists(musl_story),
                           musl_story +

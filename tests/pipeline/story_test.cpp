@@ -68,7 +68,7 @@ TEST_CASE("the committed story core: every planted buffer at its exact address, 
                readJsonLines(sourceDir() + "/fixtures/cores/story.manifest.jsonl"));
 }
 
-TEST_CASE("a live story process dumped with gcore: every planted buffer found") {
+TEST_CASE("a live story process dumped with gcore: every planted buffer found", "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess story(fixtureProgram("story"));

@@ -33,8 +33,8 @@ constexpr const char *kMinimal = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.
 constexpr const char *kFull = "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4";
 constexpr uint64_t kMaxSmall = 256 * 1024; // tcmalloc's kMaxSize: larger requests get whole pages
 
-/// True when a test that needs `files` (and gcore) can run; otherwise fails under CI and
-/// returns false elsewhere, with a warning that says what is missing.
+/// True when a test that needs `files` (and gcore) can run; otherwise the test is skipped, saying
+/// what is missing (availableOrSkipped: a failure under CI).
 bool canRun(std::initializer_list<std::string> files) {
   std::string why;
   if (!canRunGcore())
@@ -42,12 +42,7 @@ bool canRun(std::initializer_list<std::string> files) {
   for (const std::string &f : files)
     if (why.empty() && !std::filesystem::exists(f))
       why = f + " is missing (scripts/setup.sh --tests installs it)";
-  if (why.empty())
-    return true;
-  if (std::getenv("CI"))
-    FAIL("cannot run a tcmalloc process under CI: " << why);
-  WARN("SKIPPED: " << why);
-  return false;
+  return availableOrSkipped(why.empty(), "cannot run a tcmalloc process: " + why);
 }
 
 /// A live run of `program` with the environment settings `env` ("LD_PRELOAD=...") dumped by gcore.
@@ -210,7 +205,7 @@ WalkedHeap checkTruth(const Snapshot &snap, const std::vector<nlohmann::json> &m
 
 } // namespace
 
-TEST_CASE("tcmalloc walker: alloc_truth under Debian's libtcmalloc_minimal") {
+TEST_CASE("tcmalloc walker: alloc_truth under Debian's libtcmalloc_minimal", "[live]") {
   if (!canRun({kMinimal}))
     return;
   auto d = dump("minimal", fixtureProgram("alloc_truth"), {std::string("LD_PRELOAD=") + kMinimal});
@@ -230,7 +225,7 @@ TEST_CASE("tcmalloc walker: alloc_truth under Debian's libtcmalloc_minimal") {
   CHECK(w.fact("sampled_spans") == "0"); // the minimal library never samples
 }
 
-TEST_CASE("tcmalloc walker: alloc_truth under Debian's full libtcmalloc") {
+TEST_CASE("tcmalloc walker: alloc_truth under Debian's full libtcmalloc", "[live]") {
   if (!canRun({kFull}))
     return;
   auto d = dump("full", fixtureProgram("alloc_truth"), {std::string("LD_PRELOAD=") + kFull});
@@ -238,7 +233,8 @@ TEST_CASE("tcmalloc walker: alloc_truth under Debian's full libtcmalloc") {
   CHECK(w.fact("globals_in").find("libtcmalloc.so.4") != std::string::npos);
 }
 
-TEST_CASE("tcmalloc walker: sampled allocations (full libtcmalloc, TCMALLOC_SAMPLE_PARAMETER)") {
+TEST_CASE("tcmalloc walker: sampled allocations (full libtcmalloc, TCMALLOC_SAMPLE_PARAMETER)",
+          "[live]") {
   if (!canRun({kFull}))
     return;
   // Sample about every 16 KiB allocated: dozens of alloc_truth's buffers get their own span, and
@@ -249,7 +245,8 @@ TEST_CASE("tcmalloc walker: sampled allocations (full libtcmalloc, TCMALLOC_SAMP
   CHECK(w.count("sampled_spans") > 10);
 }
 
-TEST_CASE("tcmalloc walker: tcmalloc linked into the executable (libtcmalloc_minimal.a)") {
+TEST_CASE("tcmalloc walker: tcmalloc linked into the executable (libtcmalloc_minimal.a)",
+          "[live]") {
   const std::string program = fixtureProgram("alloc_truth_tcmalloc_static");
   if (!canRun({program}))
     return;
@@ -260,7 +257,8 @@ TEST_CASE("tcmalloc walker: tcmalloc linked into the executable (libtcmalloc_min
   CHECK(llvm::StringRef(w.fact("globals_in")).endswith("/alloc_truth_tcmalloc_static"));
 }
 
-TEST_CASE("tcmalloc walker: free_lists (remote frees, transfer slots, an exited thread)") {
+TEST_CASE("tcmalloc walker: free_lists (remote frees, transfer slots, an exited thread)",
+          "[live]") {
   if (!canRun({kMinimal}))
     return;
   auto d =
@@ -273,8 +271,8 @@ TEST_CASE("tcmalloc walker: free_lists (remote frees, transfer slots, an exited 
   CHECK(w.count("thread_caches") >= 3); // producer, consumer, main; the leaver's is gone
 }
 
-TEST_CASE(
-    "tcmalloc walker: the story under libtcmalloc_minimal, planted buffers and size classes") {
+TEST_CASE("tcmalloc walker: the story under libtcmalloc_minimal, planted buffers and size classes",
+          "[live]") {
   if (!canRun({kMinimal}))
     return;
   auto d = dump("story", fixtureProgram("story"), {std::string("LD_PRELOAD=") + kMinimal});

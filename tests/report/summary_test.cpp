@@ -45,7 +45,7 @@ std::string unwrapped(const std::string &summary) {
 
 } // namespace
 
-TEST_CASE("summary: the waste of a live process in plain words (waste fixture)") {
+TEST_CASE("summary: the waste of a live process in plain words (waste fixture)", "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("waste"));

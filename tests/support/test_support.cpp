@@ -1,5 +1,7 @@
 #include "support/test_support.h"
 
+#include "support/test_run.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +43,34 @@ std::string scratchDir(const std::string &name) {
   return dir.string();
 }
 
+namespace {
+
+std::string current_test_case;
+std::vector<std::string> current_tags;
+std::vector<std::string> skips;
+
+} // namespace
+
+void testCaseStarting(const std::string &name, const std::vector<std::string> &tags) {
+  current_test_case = name;
+  current_tags = tags;
+}
+
+const std::vector<std::string> &skipsRecorded() {
+  return skips;
+}
+
+void requireNotUnit(const std::string &what) {
+  for (const std::string &tag : current_tags)
+    if (tag == "live" || tag == "browser" || tag == "cluster")
+      return;
+  FAIL("'" << current_test_case << "' starts " << what
+           << ", but it is tagged as a unit test: tag it [live], [browser] or [cluster] "
+              "(docs/testing.md)");
+}
+
 bool canRunGcore() {
+  requireNotUnit("gcore");
   static const bool ok = [] {
     if (runCommand("command -v gcore >/dev/null 2>&1").exit_code != 0)
       return false;
@@ -59,12 +89,13 @@ bool availableOrSkipped(bool available, const std::string &why) {
   if (std::getenv("CI"))
     FAIL("cannot run under CI: " << why);
   WARN("SKIPPED: " << why);
+  skips.push_back(current_test_case + ": " + why);
   return false;
 }
 
 void leftOutOfThisBuild(const std::string &why) {
-  std::cout << "DUMPSIFT_LEFT_OUT: " << why << std::endl;
   WARN("left out of this build: " << why);
+  skips.push_back(current_test_case + ": left out of this build: " + why);
 }
 
 bool gcoreOrSkipped() {
@@ -72,7 +103,21 @@ bool gcoreOrSkipped() {
                                            "/proc/sys/kernel/yama/ptrace_scope >= 1)");
 }
 
+std::string chromiumPath() {
+  requireNotUnit("headless Chromium");
+  const char *chosen = std::getenv("DUMPSIFT_CHROMIUM");
+  return chosen && *chosen ? chosen : "/usr/bin/chromium";
+}
+
+bool chromiumOrSkipped() {
+  const std::string chromium = chromiumPath();
+  return availableOrSkipped(access(chromium.c_str(), X_OK) == 0,
+                            "chromium: " + chromium +
+                                " is not an executable (scripts/setup.sh --tests installs it)");
+}
+
 LiveProcess::LiveProcess(const std::string &program, const std::vector<std::string> &args) {
+  requireNotUnit("the live process " + program);
   int out_pipe[2];
   REQUIRE(pipe(out_pipe) == 0);
   pid_ = fork();
@@ -122,6 +167,7 @@ LiveProcess::~LiveProcess() {
 }
 
 void LiveProcess::gcore(const std::string &core_path) const {
+  requireNotUnit("gcore");
   // gcore appends ".<pid>" to its -o prefix; dump to a temporary name and move it into place.
   // gdb 13 has been seen to fail an attach once in a few hundred runs on a loaded 2-core machine
   // (CI); one more try tells that apart from a real failure, which fails every time.
@@ -154,20 +200,12 @@ const PreloadedCore *preloadedCore(const std::string &library, const std::string
   for (const std::string &a : args)
     name += "_" + a;
   static std::map<std::string, PreloadedCore> made;
+  if (!gcoreOrSkipped() ||
+      !availableOrSkipped(fs::exists(library),
+                          library + " is missing (scripts/setup.sh --tests installs it)"))
+    return nullptr;
   if (auto it = made.find(name); it != made.end())
     return &it->second;
-  std::string why;
-  if (!canRunGcore())
-    why = "gcore is missing or ptrace is not allowed";
-  else if (!fs::exists(library))
-    why = library + " is missing";
-  if (!why.empty()) {
-    if (std::getenv("CI"))
-      FAIL("cannot dump " << program << " with " << library << " preloaded under CI: " << why);
-    WARN("SKIPPED: no core of " << program << " with " << library
-                                << " preloaded (run scripts/setup.sh --tests): " << why);
-    return nullptr;
-  }
   std::vector<std::string> env_args{"LD_PRELOAD=" + library, fixtureProgram(program)};
   env_args.insert(env_args.end(), args.begin(), args.end());
   LiveProcess proc("/usr/bin/env", env_args);
@@ -176,7 +214,24 @@ const PreloadedCore *preloadedCore(const std::string &library, const std::string
   return &made.emplace(name, std::move(core)).first->second;
 }
 
+namespace {
+
+/// The name of a runtime, a browser, gcore or a script that starts one, as a command word of
+/// `command_line` (after a space, quote, slash or shell operator; before a space, quote or
+/// operator): what a unit test must not run.
+std::string runtimeNamedIn(const std::string &command_line) {
+  static const std::regex runtime(
+      R"((^|[\s'"/;&|(])(gcore|gdb|java|javac|jhsdb|mono|mcs|dotnet|createdump|wine|wine64|node|)"
+      R"(npm|rabbitmq-server|epmd|chromium|make_cores\.sh|make_dump\.sh)($|[\s'";&|)]))");
+  std::smatch match;
+  return std::regex_search(command_line, match, runtime) ? match[2].str() : std::string();
+}
+
+} // namespace
+
 CommandResult runCommand(const std::string &command_line) {
+  if (const std::string runtime = runtimeNamedIn(command_line); !runtime.empty())
+    requireNotUnit(runtime);
   std::string err_path =
       fs::temp_directory_path() / ("dumpsift-test-err-" + std::to_string(getpid()) + "-" +
                                    std::to_string(reinterpret_cast<uintptr_t>(&command_line)));

@@ -19,21 +19,40 @@ std::string fixtureProgram(const std::string &name); // build/fixtures/<name>
 /// A fresh empty directory under the build tree for one test's files.
 std::string scratchDir(const std::string &name);
 
-/// True when this process may ptrace others (gcore works).
+/// True when this process may ptrace others (gcore works). Only a test tagged [live], [browser]
+/// or [cluster] may ask (requireNotUnit).
 bool canRunGcore();
 
+/// The ctest label of each test case comes from its Catch tag (tests/CMakeLists.txt): [live]
+/// (it dumps a live process or starts a runtime: gcore, a JVM, .NET, Mono, Go, Wine, a broker),
+/// [browser] (headless Chromium), [cluster] (a fleet of machines); a test case with none of
+/// them is a unit test (no process but the tool and small command-line tools, no network,
+/// seconds). requireNotUnit FAILs when the running test case is a unit test: everything that
+/// starts a live process, a runtime or a browser calls it (LiveProcess, gcore, preloadedCore,
+/// chromiumPath, and runCommand for the runtimes' command names), so that a test that starts
+/// one cannot pass as a unit test. `what` names what was about to start.
+void requireNotUnit(const std::string &what);
+
 /// For a test that needs what this machine may lack (gcore, a runtime, its fixtures): true when
-/// `available`. Otherwise, outside CI, a visible "SKIPPED: <why>" warning and false (the caller
-/// returns); under CI (the environment variable CI set) the test fails with `why`: CI never passes
-/// a test by skipping it.
+/// `available`. Otherwise, outside CI, a visible "SKIPPED: <why>" warning, the test case is
+/// recorded as skipped and false is returned (the caller returns): the test binary then exits
+/// with kSkipExitCode, which ctest reports as skipped. Under CI (the environment variable CI set)
+/// the test fails with `why` instead: CI never passes a test by skipping it.
 bool availableOrSkipped(bool available, const std::string &why);
 
 /// For a test case this build leaves out on purpose (one that cannot hold under the sanitizers):
-/// prints "DUMPSIFT_LEFT_OUT: <why>", which ctest reports as a skipped test (tests/CMakeLists.txt).
+/// "left out of this build: <why>", and the test case is recorded as skipped, under CI too.
 void leftOutOfThisBuild(const std::string &why);
 
 /// availableOrSkipped(canRunGcore(), ...): for the tests that dump a live process.
 bool gcoreOrSkipped();
+
+/// The headless Chromium the browser tests drive: $DUMPSIFT_CHROMIUM when set, else
+/// /usr/bin/chromium. Calls requireNotUnit.
+std::string chromiumPath();
+
+/// availableOrSkipped for chromiumPath(): true when it is an executable.
+bool chromiumOrSkipped();
 
 /// A fixture program started with `args`. It prints JSON objects, one per line, then a line
 /// "READY" and waits; the constructor reads up to READY. The destructor kills it.
@@ -63,12 +82,14 @@ struct PreloadedCore {
 };
 /// Runs fixture program `program` with `args` and `library` preloaded, and dumps it, once per
 /// test binary run (into scratchDir("preloaded_<program>_<library file name>[_<args>]")). Returns
-/// nullptr when gcore cannot attach or the library is missing, after a visible warning; under CI
-/// (CI set) that is a failure instead (scripts/setup.sh installs what the tests need).
+/// nullptr when gcore cannot attach or the library is missing, the test case skipped
+/// (availableOrSkipped: a failure under CI). For [live] tests only (requireNotUnit).
 const PreloadedCore *preloadedCore(const std::string &library, const std::string &program,
                                    const std::vector<std::string> &args = {});
 
 /// Runs a command line through /bin/sh; returns its exit status and captures stdout and stderr.
+/// A command line that names a runtime, a browser or gcore (java, mono, node, wine, chromium,
+/// gcore, ...) calls requireNotUnit first.
 struct CommandResult {
   int exit_code = -1;
   std::string out;

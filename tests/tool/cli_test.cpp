@@ -99,10 +99,9 @@ TEST_CASE("usage errors exit with code 2, --help with 0") {
 }
 
 TEST_CASE("progress goes to stderr on a terminal only, and --quiet silences it") {
-  if (runCommand("script -qec true /dev/null > /dev/null 2>&1").exit_code != 0) {
-    WARN("SKIPPED: script(1) cannot give the tool a terminal here (no script, or no ptys)");
+  if (!availableOrSkipped(runCommand("script -qec true /dev/null > /dev/null 2>&1").exit_code == 0,
+                          "script(1) cannot give the tool a terminal here (no script, or no ptys)"))
     return;
-  }
   std::string core = unpackedFixture("cores/story.core.xz");
   // script(1) runs the command on a pseudo-terminal and copies what it draws to our stdout;
   // the tool's stdout goes to /dev/null, so only stderr is seen.

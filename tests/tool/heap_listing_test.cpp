@@ -110,7 +110,8 @@ TEST_CASE("heap and analyze write the same bytes with --threads 1 and 4: committ
 }
 
 TEST_CASE("heap and analyze write the same bytes with --threads 1 and 4: a live glibc_truth "
-          "process (a main heap, three thread heaps, mmapped chunks)") {
+          "process (a main heap, three thread heaps, mmapped chunks)",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess proc(fixtureProgram("glibc_truth"));
