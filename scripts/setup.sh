@@ -63,8 +63,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup.sh: installing ${missing[*]}" >&2
   $sudo apt-get update -qq
+  # --force-unsafe-io: dpkg does not sync each file it unpacks (what a crash in the middle could
+  # lose is a package to install again); it halves the time the packages take to install.
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+    -o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 fi
 
 if ! $tests; then
