@@ -330,17 +330,9 @@ int fuzzSniff(const uint8_t *data, size_t size) {
 
 const std::vector<Target> &targets() {
   static const std::vector<Target> list = {
-      {"elf_core", fuzzElfCore},
-      {"minidump", fuzzMinidump},
-      {"glibc_walker", fuzzGlibcWalker},
-      {"jemalloc_walker", fuzzJemallocWalker},
-      {"managed_walkers", fuzzManagedWalkers},
-      {"mimalloc_walker", fuzzMimallocWalker},
-      {"musl_walker", fuzzMuslWalker},
-      {"tcmalloc_walker", fuzzTcmallocWalker},
-      {"go_walker", fuzzGoWalker},
-      {"sniff", fuzzSniff},
-      {"pipeline", fuzzPipeline},
+#define DUMPSIFT_FUZZ_TARGET(name, function) {#name, function},
+#include "fuzz_targets.def"
+#undef DUMPSIFT_FUZZ_TARGET
   };
   return list;
 }
