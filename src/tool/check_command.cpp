@@ -1,6 +1,6 @@
 // `dumpsift check REPORT|DUMP --rules RULES`: does a report pass a rules file (docs/ci.md)?
-#include "dumpsift/compare/rules.h"
 #include "dumpsift/report/comparison.h"
+#include "dumpsift/report/rules_file.h"
 #include "dumpsift/support/error.h"
 #include "options.h"
 #include "report_input.h"

@@ -1,5 +1,5 @@
-// Reading a report's figures back (figures.h).
-#include "dumpsift/compare/figures.h"
+// Reading a saved report back (saved_report.h).
+#include "dumpsift/report/saved_report.h"
 
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/version.h"
@@ -58,27 +58,9 @@ llvm::Expected<const Json *> typedField(const Json &object, const std::string &p
   return &*it;
 }
 
-} // namespace
-
-llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
-  llvm::Expected<Json> parsed = parseJsonText(report_text);
-  if (!parsed)
-    return parsed.takeError();
-  const Json &report = *parsed;
-  if (!report.is_object())
-    return fieldError("", "expected a report (a JSON object), got " + jsonTypeWords(report));
+/// The figures diff and check read of `report` (a JSON object).
+llvm::Expected<ReportFigures> readFigures(const Json &report) {
   ReportFigures fig;
-
-  auto version = countField(report, "", "schema_version");
-  if (!version)
-    return version.takeError();
-  if (*version < static_cast<uint64_t>(kOldestReadableReportSchemaVersion) ||
-      *version > static_cast<uint64_t>(kReportSchemaVersion))
-    return fieldError("/schema_version", "this dumpsift reads report schema versions " +
-                                             std::to_string(kOldestReadableReportSchemaVersion) +
-                                             " to " + std::to_string(kReportSchemaVersion) +
-                                             ", not " + std::to_string(*version));
-
   if (auto it = report.find("options"); it != report.end() && it->is_object()) {
     fig.options.emplace();
     for (const auto &[key, value] : it->items())
@@ -213,6 +195,37 @@ llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
     fig.findings.push_back(std::move(entry));
   }
   return fig;
+}
+
+} // namespace
+
+bool isReportText(llvm::StringRef bytes) {
+  return bytes.ltrim(" \t\r\n").startswith("{");
+}
+
+llvm::Expected<SavedReport> readReport(llvm::StringRef text) {
+  if (!isReportText(text))
+    return createError("not a JSON report (a JSON object)");
+  llvm::Expected<Json> parsed = parseJsonText(text);
+  if (!parsed)
+    return parsed.takeError();
+  const Json &report = *parsed;
+  SavedReport saved;
+  auto version = countField(report, "", "schema_version");
+  if (!version)
+    return version.takeError();
+  if (*version < static_cast<uint64_t>(kOldestReadableReportSchemaVersion) ||
+      *version > static_cast<uint64_t>(kReportSchemaVersion))
+    return fieldError("/schema_version", "this dumpsift reads report schema versions " +
+                                             std::to_string(kOldestReadableReportSchemaVersion) +
+                                             " to " + std::to_string(kReportSchemaVersion) +
+                                             ", not " + std::to_string(*version));
+  saved.schema_version = *version;
+  llvm::Expected<ReportFigures> figures = readFigures(report);
+  if (!figures)
+    return figures.takeError();
+  saved.figures = std::move(*figures);
+  return saved;
 }
 
 } // namespace dumpsift
