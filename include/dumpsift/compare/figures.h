@@ -40,7 +40,8 @@ struct ReportFigures {
   std::vector<Group> groups;            // report order
   std::vector<FindingEntry> findings;   // report order
   /// The options the report was made with, each as compact JSON ("min_size": "65536"), in report
-  /// order; nullopt when the report has no options object.
+  /// order; nullopt when the report has no options object. diff compares them as they are
+  /// written; recordedOptions (saved_report.h) reads them as analysis options.
   std::optional<std::vector<std::pair<std::string, std::string>>> options;
   std::string dump_path; // dump.path ("" when absent)
   /// dump.truncated: the dump file ends before the data its headers describe.
