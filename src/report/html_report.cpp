@@ -114,42 +114,7 @@ std::string f1(double value) {
 
 /// The colour a kind has in the bars and the histogram.
 llvm::StringRef kindColour(ContentKind kind) {
-  switch (kind) {
-  case ContentKind::Jpeg:
-    return "#e45756";
-  case ContentKind::Png:
-  case ContentKind::Gif:
-  case ContentKind::Webp:
-  case ContentKind::Bmp:
-    return "#f58518";
-  case ContentKind::Gzip:
-  case ContentKind::Zlib:
-  case ContentKind::Zstd:
-  case ContentKind::Zip:
-    return "#9d755d";
-  case ContentKind::Pdf:
-    return "#ff9da6";
-  case ContentKind::AwsChunked:
-    return "#4c78a8";
-  case ContentKind::Amqp:
-    return "#72b7b2";
-  case ContentKind::Http:
-    return "#54a24b";
-  case ContentKind::Json:
-  case ContentKind::Xml:
-  case ContentKind::Html:
-    return "#eeca3b";
-  case ContentKind::Text:
-  case ContentKind::Utf16:
-    return "#b279a2";
-  case ContentKind::Zero:
-    return "#bab0ac";
-  case ContentKind::Random:
-    return "#79706e";
-  case ContentKind::Unknown:
-    return "#d8d8d8";
-  }
-  return "#d8d8d8";
+  return kindFacts(kind).colour;
 }
 
 /// Identical buffers: same size, same captured bytes (by their hash).
@@ -588,7 +553,7 @@ private:
          << "\">";
     std::string note = source->via;
     if (thumb->partial || source->cut ||
-        (source->kind == ContentKind::Jpeg && source->bytes.size() > limits.max_decode_bytes))
+        thumbnailInput(source->kind, source->bytes, limits).size() < source->bytes.size())
       note += (note.empty() ? "" : ", ") + std::string("top part");
     if (copies > 1)
       note += (note.empty() ? "" : ", ") + ("x" + std::to_string(copies) + " copies");
@@ -601,9 +566,7 @@ private:
   /// many slices of a few photos decodes each photo once.
   const std::optional<Thumbnail> &thumbnailOf(const ImageSource &source,
                                               const ThumbnailLimits &limits) {
-    const Bytes decoded = source.kind == ContentKind::Jpeg
-                              ? source.bytes.take_front(limits.max_decode_bytes)
-                              : source.bytes;
+    const Bytes decoded = thumbnailInput(source.kind, source.bytes, limits);
     const auto key = std::make_tuple(source.kind, decoded.size(), llvm::xxHash64(decoded));
     auto [it, fresh] = made_.try_emplace(key);
     if (fresh)

@@ -71,7 +71,8 @@ inline constexpr size_t kTextEndScan = 1u << 20;
 size_t textEnd(Bytes data, size_t from);
 
 // The sniffer factories, one per signature kind of kinds.def, each defined in its sniffer's file.
-#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, family, mime, payloads, thumbnail, colour,  \
+                                factory, priority)                                                 \
   std::unique_ptr<Sniffer> factory();
 #include "dumpsift/sniff/kinds.def"
 

@@ -1,8 +1,11 @@
 // Sniffers: say what a buffer holds. Each has a cheap check on the first bytes and a full
 // validation run only on a hit. Every kind is one row of one table (dumpsift/sniff/kinds.def): its
-// enum value, report name, file extension and sniffer; the registry (src/sniff/registry.cpp) is
-// the only code that reads it, and everything else asks the registry.
+// enum value, report name, file extension, the facts its consumers read (kinds.h) and its sniffer;
+// the registry (src/sniff/registry.cpp) is the only code that reads it, and everything else asks
+// the registry.
 #pragma once
+
+#include "dumpsift/sniff/kinds.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -17,18 +20,6 @@
 #include <vector>
 
 namespace dumpsift {
-
-/// What a buffer holds, in the order of kinds.def (the order reports list kinds in).
-enum class ContentKind : uint8_t {
-#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority) kind,
-#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension) kind,
-#include "dumpsift/sniff/kinds.def"
-};
-llvm::StringRef kindName(ContentKind kind);            // exactly the report names: "aws-chunked"
-std::optional<ContentKind> parseKind(llvm::StringRef); // inverse of kindName
-llvm::StringRef kindExtension(ContentKind kind);       // "jpg", "png", "gz", "json", "txt", "bin"
-/// All kinds, in enum order.
-const std::vector<ContentKind> &allKinds();
 
 using DetailValue =
     std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<uint64_t>>;
