@@ -109,9 +109,8 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
   uint64_t open_end = 0;
   auto close = [&](uint64_t end) {
     open.allocation.size = open.allocation.chunk_size = base + end - open.allocation.address;
-    if (open.content.details.get(
-            "stale_bytes")) // what lies behind the frame, to the estimate's end
-      open.content.details.set("stale_bytes", open.allocation.size - open.content.length);
+    if (open.content.stale_bytes) // what lies behind the frame, to the estimate's end
+      open.content.setStaleBytes(open.allocation.size - open.content.length);
     if (open.allocation.size >= options.min_size)
       emit(std::move(open));
     is_open = false;
@@ -177,7 +176,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     uint64_t length = hit->length;
     // A frame written over a reused buffer (aws-chunked's final chunk with `stale_bytes`): the
     // buffer goes on behind the frame, so its extent is an estimate, the frame vouched for.
-    const bool stale_tail = hit->details.get("stale_bytes") != nullptr;
+    const bool stale_tail = hit->stale_bytes.has_value();
     const bool estimated = hit->length_estimated || length == 0 || stale_tail;
     // Where the format vouches for its bytes (they are part of the hit whatever they hold): the
     // scan goes on after them, and an estimated extent ends at the next hit found there.
@@ -207,7 +206,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     }
     if (length >= options.min_size) {
       if (stale_tail)
-        b.content.details.set("stale_bytes", length - b.content.length);
+        b.content.setStaleBytes(length - b.content.length);
       emit(std::move(b));
     }
     i += std::max<uint64_t>(length, 1);

@@ -300,18 +300,18 @@ public:
       }
     if (layout->body_size) {
       r.details.set("body_size", *layout->body_size);
-      r.details.set("complete", body_bytes >= *layout->body_size);
+      r.setComplete(body_bytes >= *layout->body_size);
     }
     r.details.set("body_bytes", body_bytes);
     if (!layout->content_type.empty())
       r.details.set("content_type", layout->content_type);
-    r.details.set("truncated", layout->truncated);
+    r.setTruncated(layout->truncated);
     if (layout->padding_bytes)
       r.details.set("padding_bytes", layout->padding_bytes);
     if (first_body) {
-      llvm::StringRef payload = nestedKind(data.slice(first_body->offset + 7, first_body->size));
-      if (!payload.empty())
-        r.details.set("payload_kind", payload.str());
+      if (std::optional<ContentKind> payload =
+              nestedKind(data.slice(first_body->offset + 7, first_body->size)))
+        r.setPayloadKind(*payload);
     }
     return r;
   }

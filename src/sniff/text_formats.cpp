@@ -202,6 +202,7 @@ public:
         estimated = false;
       }
     }
+    const std::optional<ContentKind> body_kind = nestedKind(body);
     SniffResult r = makeResult(ContentKind::Http, length, estimated);
     r.details.set("version", std::string("1.") + version);
     if (response) {
@@ -213,8 +214,10 @@ public:
     }
     r.details.set("header_count", uint64_t(headers));
     r.details.set("head_complete", head_complete);
-    if (head_complete)
+    if (head_complete) {
+      r.body = MessageBody{p, body_kind, !transfer_encoding.empty()};
       r.details.set("head_length", uint64_t(p));
+    }
     if (!host.empty())
       r.details.set("host", printableString(host));
     if (!content_type.empty())
@@ -225,10 +228,9 @@ public:
       r.details.set("content_encoding", printableString(content_encoding));
     if (!transfer_encoding.empty())
       r.details.set("transfer_encoding", printableString(transfer_encoding));
-    r.details.set("complete", complete);
-    llvm::StringRef body_kind = nestedKind(body);
-    if (!body_kind.empty())
-      r.details.set("body_kind", body_kind.str());
+    r.setComplete(complete);
+    if (body_kind)
+      r.details.set("body_kind", kindName(*body_kind).str());
     return r;
   }
 };
@@ -487,8 +489,8 @@ public:
     const uint64_t length = s.end == ScanEnd::Limit ? textEnd(d, s.pos) : s.pos;
     SniffResult r = makeResult(ContentKind::Json, length, s.end != ScanEnd::Closed);
     r.details.set("top_level", std::string(d[first] == '{' ? "object" : "array"));
-    r.details.set("complete", s.end == ScanEnd::Closed);
-    r.details.set("truncated", s.end == ScanEnd::Truncated);
+    r.setComplete(s.end == ScanEnd::Closed);
+    r.setTruncated(s.end == ScanEnd::Truncated);
     r.details.set("status", std::string(s.end == ScanEnd::Closed      ? "complete"
                                         : s.end == ScanEnd::Truncated ? "truncated"
                                         : s.end == ScanEnd::Limit     ? "scan_limit"
@@ -747,8 +749,8 @@ public:
       r.details.set("root", printableString(d.slice(s.root_start, s.root_len), 64));
     if (s.encoding_len)
       r.details.set("encoding", printableString(d.slice(s.encoding_start, s.encoding_len), 32));
-    r.details.set("complete", s.end == ScanEnd::Closed);
-    r.details.set("truncated", s.end == ScanEnd::Truncated);
+    r.setComplete(s.end == ScanEnd::Closed);
+    r.setTruncated(s.end == ScanEnd::Truncated);
     return r;
   }
 };
@@ -851,8 +853,8 @@ public:
           r.details.set("title", printableString(d.slice(gt + 1, lt - gt - 1), 120));
       }
     }
-    r.details.set("complete", complete);
-    r.details.set("truncated", !complete && text_end < d.size());
+    r.setComplete(complete);
+    r.setTruncated(!complete && text_end < d.size());
     return r;
   }
 };

@@ -1,12 +1,13 @@
 // The kinds table (kinds.def) against what depends on it: the report schema's kind enum, the table
 // of docs/kinds.md, the sniffers (which kinds have one, which decode payloads, which get a
-// thumbnail in which MIME type).
+// thumbnail in which MIME type), and the typed facts of SniffResult against their details.
 #include "dumpsift/sniff/thumbnail.h"
 #include "sniff_test_util.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 using namespace dumpsift;
@@ -56,6 +57,42 @@ std::vector<std::vector<std::string>> documentedKinds() {
   return rows;
 }
 
+/// The detail `key` as T, or nullopt when it is absent; fails when it has another type.
+template <class T> std::optional<T> optionalDetail(const SniffResult &r, const std::string &key) {
+  const DetailValue *v = r.details.get(key);
+  if (!v)
+    return std::nullopt;
+  INFO("detail " << key);
+  REQUIRE(std::holds_alternative<T>(*v));
+  return std::get<T>(*v);
+}
+
+/// Checks that every typed fact of `r` is the detail of the same name (and unset where the detail
+/// is absent): the report prints the details, the pipeline reads the typed facts.
+void checkTypedFacts(const SniffResult &r) {
+  INFO("kind " << kindName(r.kind).str());
+  CHECK(r.complete == optionalDetail<bool>(r, "complete"));
+  CHECK(r.truncated == optionalDetail<bool>(r, "truncated"));
+  CHECK(r.final_chunk == optionalDetail<bool>(r, "final_chunk"));
+  CHECK(r.stale_bytes == optionalDetail<uint64_t>(r, "stale_bytes"));
+  const std::optional<std::string> payload = optionalDetail<std::string>(r, "payload_kind");
+  CHECK(r.payload_kind.has_value() == payload.has_value());
+  if (r.payload_kind && payload)
+    CHECK(kindName(*r.payload_kind) == *payload);
+  CHECK(r.width == optionalDetail<uint64_t>(r, "width").value_or(0));
+  CHECK(r.height == optionalDetail<uint64_t>(r, "height").value_or(0));
+  const std::optional<uint64_t> head = optionalDetail<uint64_t>(r, "head_length");
+  const std::optional<std::string> body_kind = optionalDetail<std::string>(r, "body_kind");
+  REQUIRE(r.body.has_value() == head.has_value());
+  if (r.body) {
+    CHECK(r.body->offset == *head);
+    CHECK(r.body->kind.has_value() == body_kind.has_value());
+    if (r.body->kind && body_kind)
+      CHECK(kindName(*r.body->kind) == *body_kind);
+    CHECK(r.body->transfer_coded == has(r, "transfer_encoding"));
+  }
+}
+
 /// A whole signed upload of `data` in two chunks and the final one.
 ByteVec awsUpload(const ByteVec &data) {
   const size_t half = data.size() / 2;
@@ -63,6 +100,13 @@ ByteVec awsUpload(const ByteVec &data) {
   append(body, awsSignedChunk(ByteVec(data.begin() + half, data.end()), 'b'));
   append(body, "0;chunk-signature=" + std::string(64, 'c') + "\r\n\r\n");
   return body;
+}
+
+/// An HTTP request with `body` after `headers` (which end in CRLF).
+ByteVec httpRequest(const std::string &headers, const ByteVec &body) {
+  ByteVec request = bytesOf("POST /upload HTTP/1.1\r\nHost: example.test\r\n" + headers + "\r\n");
+  append(request, body);
+  return request;
 }
 
 const std::vector<std::string> kContentFixtures = {
@@ -138,7 +182,7 @@ TEST_CASE("kinds: the payloads column says what decodePayloads gives") {
     const std::vector<Payload> payloads = snifferFor(r.kind)->decodePayloads(view(content));
     REQUIRE(payloads.size() == 1);
     CHECK(payloads.front().message_body == (column == KindPayloads::Messages));
-    CHECK(str(r, "payload_kind") == "jpeg");
+    CHECK(r.payload_kind == ContentKind::Jpeg);
   }
   for (const std::string &name : kContentFixtures) {
     const ByteVec bytes = contentFixture(name);
@@ -147,4 +191,56 @@ TEST_CASE("kinds: the payloads column says what decodePayloads gives") {
     CHECK(kindFacts(r.kind).payloads == KindPayloads::None);
     CHECK(snifferFor(r.kind)->decodePayloads(view(bytes)).empty());
   }
+}
+
+TEST_CASE("typed facts: each is the detail of the same name") {
+  std::vector<ByteVec> buffers;
+  for (const std::string &name : kContentFixtures) {
+    const ByteVec bytes = contentFixture(name);
+    buffers.push_back(bytes);
+    buffers.emplace_back(bytes.begin(), bytes.begin() + bytes.size() / 2); // cut
+  }
+  const ByteVec jpeg = contentFixture("photo_gray.jpg");
+  const ByteVec upload = awsUpload(jpeg);
+  buffers.push_back(upload);
+  buffers.emplace_back(upload.begin(), upload.begin() + upload.size() / 2);
+  ByteVec stale = awsSignedChunk(jpeg, 'd'); // a final chunk written over an earlier chunk
+  const std::string final_chunk = "0;chunk-signature=" + std::string(64, 'e') + "\r\n\r\n";
+  std::copy(final_chunk.begin(), final_chunk.end(), stale.begin());
+  buffers.push_back(stale);
+  buffers.push_back(amqpImagePublish(jpeg));
+  const ByteVec json = bytesOf("{\"photo\": \"" + std::string(300, 'x') + "\"}");
+  buffers.push_back(httpRequest("Content-Length: " + std::to_string(json.size()) + "\r\n", json));
+  buffers.push_back(httpRequest("Transfer-Encoding: chunked\r\n", bytesOf("5\r\nhello\r\n0\r\n")));
+  buffers.push_back(bytesOf("POST /upload HTTP/1.1\r\nHost: exa")); // a head cut short
+  buffers.push_back(json);
+
+  std::set<ContentKind> seen;
+  for (const ByteVec &buffer : buffers) {
+    const SniffResult r = sniff(view(buffer));
+    seen.insert(r.kind);
+    checkTypedFacts(r);
+  }
+  // Every typed fact was seen set, so none of the comparisons above was between two unset ones.
+  for (ContentKind kind : {ContentKind::Jpeg, ContentKind::Png, ContentKind::Gzip,
+                           ContentKind::AwsChunked, ContentKind::Amqp, ContentKind::Http,
+                           ContentKind::Json, ContentKind::Zip, ContentKind::Pdf})
+    CHECK(seen.count(kind) == 1);
+  const SniffResult stale_result = sniff(view(stale));
+  CHECK(stale_result.stale_bytes == stale.size() - final_chunk.size());
+  CHECK(stale_result.final_chunk == true);
+  const SniffResult cut = sniff(view(ByteVec(upload.begin(), upload.begin() + 100)));
+  CHECK(cut.final_chunk == false);
+  CHECK(cut.cut());
+  const SniffResult request = sniff(view(buffers[buffers.size() - 4]));
+  REQUIRE(request.body);
+  CHECK(request.body->kind == ContentKind::Json);
+  CHECK_FALSE(request.body->transfer_coded);
+  const SniffResult chunked = sniff(view(buffers[buffers.size() - 3]));
+  REQUIRE(chunked.body);
+  CHECK(chunked.body->transfer_coded);
+  const SniffResult photo = sniff(view(jpeg));
+  CHECK(photo.width > 0);
+  CHECK(photo.complete == true);
+  CHECK_FALSE(photo.cut());
 }

@@ -32,6 +32,15 @@ struct Details {
   const DetailValue *get(llvm::StringRef key) const;
 };
 
+/// The message body that content holding a head of its own carries (http): where it starts and
+/// what it is.
+struct MessageBody {
+  uint64_t offset = 0;             // from the content's start: the head's length ("head_length")
+  std::optional<ContentKind> kind; // the body sniffed ("body_kind"); none when it is empty
+  /// A transfer coding applies ("transfer_encoding"): the bytes are not the body's own (chunked).
+  bool transfer_coded = false;
+};
+
 struct SniffResult {
   ContentKind kind = ContentKind::Unknown;
   uint64_t offset = 0; // where the content starts inside the buffer
@@ -42,7 +51,33 @@ struct SniffResult {
   /// `length` is an estimate: content found inside them belongs to this content (a thumbnail in a
   /// JPEG's APP1 segment), content found after them is content of its own. 0: none vouched for.
   uint64_t structure_length = 0;
+
+  // The facts the pipeline reads, typed; unset where the kind does not report them. Each is
+  // also a detail of the same name, for the report: the setters below set both (`body`: the http
+  // sniffer sets it with its details head_length, transfer_encoding and body_kind).
+  std::optional<bool> complete;            // the format's end is inside the buffer
+  std::optional<bool> truncated;           // the buffer ends before the content does
+  std::optional<bool> final_chunk;         // chunked framing: the zero-size last chunk was seen
+  std::optional<ContentKind> payload_kind; // of the (first) payload the content carries
+  std::optional<uint64_t> stale_bytes;     // behind a complete frame in a reused buffer
+  std::optional<MessageBody> body;         // a head's message body, when the head is complete
+  uint64_t width = 0, height = 0;          // an image's size in pixels; 0 when not known
+
+  /// Report details: every typed fact above and the sniffer's other facts, in the order set.
   Details details;
+
+  /// Each sets its field and the detail of the same name (payload_kind: the kind's name).
+  void setComplete(bool value);
+  void setTruncated(bool value);
+  void setFinalChunk(bool value);
+  void setPayloadKind(ContentKind value);
+  void setStaleBytes(uint64_t value);
+  void setDimensions(uint64_t image_width, uint64_t image_height); // "width", "height"
+
+  /// The content is cut by the end of the buffer, as the kind reports it: `truncated` where the
+  /// kind reports it (an aws-chunked slice of whole chunks is not complete, but not cut either),
+  /// else not `complete`; false when it reports neither.
+  bool cut() const { return truncated ? *truncated : complete && !*complete; }
 };
 
 /// A payload that framed content carries, decoded: its pieces in order, as views into the content.
