@@ -90,6 +90,11 @@ struct Payload {
   bool cut = false;                            // the content ends inside the payload
 };
 
+/// Bytes of a buffer or of memory: where they start and how many.
+struct ByteSpan {
+  uint64_t offset = 0, length = 0;
+};
+
 class Sniffer {
 public:
   virtual ~Sniffer() = default;
@@ -112,6 +117,27 @@ public:
   /// content can start with; other kinds (the default) take no part. quickCheck must be false for
   /// a head whose first byte is not among them.
   virtual llvm::StringRef scanLeadBytes() const { return {}; }
+  /// The region scan's way in for a kind without a signature it could believe anywhere, whose
+  /// content it believes where that content is valid to its end (JSON text: an object or array
+  /// that closes): the bytes such content starts with. The default: none (no part taken).
+  virtual llvm::StringRef closedLeadBytes() const { return {}; }
+  /// Where memory[at] is one of closedLeadBytes(): the length of content of this kind that starts
+  /// there as content of its own (the bytes before `at` may show it nested in other content) and
+  /// is valid to its end, when the scan may believe it; nullopt otherwise. Bounded work, no
+  /// allocation. The content's details come from sniffing it later.
+  virtual std::optional<uint64_t> closedLength(llvm::ArrayRef<uint8_t> memory, size_t at) const {
+    (void)memory, (void)at;
+    return std::nullopt;
+  }
+  /// For framing whose frames have no lead of their own but carry content that has one (an AMQP
+  /// body frame: a 7-byte header, the payload, an end byte): where the region scan found content
+  /// at memory[at], the bytes of the frame of this kind that would carry it, when the bytes
+  /// around it have that frame's shape. The scan sniffs them and believes the frame when they are
+  /// of this kind. The default: none. Cheap, no allocation.
+  virtual std::optional<ByteSpan> frameAround(llvm::ArrayRef<uint8_t> memory, size_t at) const {
+    (void)memory, (void)at;
+    return std::nullopt;
+  }
   /// The payloads that content of this kind carries, decoded (aws-chunked: the upload's data;
   /// amqp: each message's body), for content that starts at data[0] as validate saw it. Zero-copy:
   /// views into `data`. Kinds that carry no payload return none (the default).
