@@ -55,18 +55,6 @@ std::string powerLabel(uint64_t p) {
   return groupedDigits(p) + " bytes";
 }
 
-/// The unsigned value of detail `key`, or 0.
-uint64_t detailNumber(const Details &details, llvm::StringRef key) {
-  const DetailValue *v = details.get(key);
-  if (!v)
-    return 0;
-  if (const uint64_t *u = std::get_if<uint64_t>(v))
-    return *u;
-  if (const int64_t *i = std::get_if<int64_t>(v))
-    return *i > 0 ? static_cast<uint64_t>(*i) : 0;
-  return 0;
-}
-
 /// What a buffer holds, in words: "1024x768 jpeg", "json", "random-looking data".
 std::string contentWords(const Buffer &b) {
   switch (b.content.kind) {
@@ -80,10 +68,8 @@ std::string contentWords(const Buffer &b) {
     break;
   }
   std::string name = kindName(b.content.kind).str();
-  uint64_t w = detailNumber(b.content.details, "width"),
-           h = detailNumber(b.content.details, "height");
-  if (w && h)
-    return std::to_string(w) + "x" + std::to_string(h) + " " + name;
+  if (b.content.width && b.content.height)
+    return std::to_string(b.content.width) + "x" + std::to_string(b.content.height) + " " + name;
   return name;
 }
 
