@@ -54,7 +54,7 @@ Json detail::dumpSummaryJson(const Snapshot &snapshot) {
   Json j;
   j["path"] = snapshot.path;
   j["format"] = formatName(snapshot.format).str();
-  j["os"] = snapshot.system.os;
+  j["os"] = osName(snapshot.system.os).str();
   j["arch"] = snapshot.system.arch;
   j["pointer_size"] = snapshot.system.pointer_size;
   j["endianness"] = snapshot.system.little_endian ? "little" : "big";
@@ -160,7 +160,7 @@ void writeInfoJson(const Snapshot &snapshot, std::ostream &out) {
 void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   const ProcessInfo &p = snapshot.process;
   out << printable(snapshot.path) << ": " << formatName(snapshot.format).str() << ", "
-      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << ", "
+      << osName(snapshot.system.os).str() << "/" << printable(snapshot.system.arch) << ", "
       << (snapshot.system.little_endian ? "little" : "big") << "-endian, "
       << snapshot.system.pointer_size * 8 << "-bit\n";
   out << "process: " << (p.name.empty() ? "(unknown)" : printable(p.name));

@@ -96,7 +96,7 @@ TEST_CASE("fuzz corpus has a seed folder per target and stays small") {
 TEST_CASE("fuzz process encoding round-trips") {
   Snapshot snap;
   snap.system.pointer_size = 8;
-  snap.system.os = "linux";
+  snap.system.os = Os::Linux;
   snap.auxv.push_back({6, 4096});
   std::vector<uint8_t> heap(64, 0xab);
   Region libc;
