@@ -13,8 +13,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 namespace dumpsift::tool {
@@ -197,7 +197,7 @@ llvm::Expected<int> runHtml(const HtmlCommandArgs &args) {
     return llvm::createFileError(args.output, std::move(e));
   progress.finish();
   if (!args.quiet)
-    std::cout << "HTML report: " << args.output << "\n";
+    llvm::outs() << "HTML report: " << args.output << "\n";
   return kExitOk;
 }
 

@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 // A broken library contract: print it and abort, so that both libFuzzer and ctest report a crash.
 #define FUZZ_CHECK(cond)                                                                           \
@@ -90,7 +89,8 @@ void checkStringsJsonSafe(const Snapshot &snapshot) {
 }
 
 void checkInfoText(const Snapshot &snapshot) {
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeInfoText(snapshot, text);
   FUZZ_CHECK(terminalSafe(text.str()));
 }
@@ -178,7 +178,8 @@ void runPipeline(const Snapshot &snapshot) {
   writeReportJson(snapshot, analysis, nullptr, json_out);
   json_out.flush();
   FUZZ_CHECK(!nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false).is_discarded());
-  std::ostringstream summary;
+  std::string summary_text;
+  llvm::raw_string_ostream summary(summary_text);
   writeSummaryText(snapshot, analysis, TextOptions{}, summary);
   FUZZ_CHECK(terminalSafe(summary.str()));
   // The page: whole, valid UTF-8, with a warnings list when there are warnings.
