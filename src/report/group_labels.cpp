@@ -53,7 +53,7 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
 std::string dumpLine(const Snapshot &snapshot) {
   const ProcessInfo &p = snapshot.process;
   std::string line = printable(snapshot.path) + ": " + formatName(snapshot.format).str() + " " +
-                     printable(snapshot.system.os) + "/" + printable(snapshot.system.arch);
+                     osName(snapshot.system.os).str() + "/" + printable(snapshot.system.arch);
   if (p.pid)
     line += ", pid " + std::to_string(*p.pid);
   if (!p.name.empty())

@@ -9,8 +9,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <iostream>
-
 namespace dumpsift::tool {
 
 namespace {
@@ -66,7 +64,7 @@ llvm::Expected<int> runCheck(const CheckArgs &args, bool analyze_options_given) 
                     "and were ignored\n";
 
   std::vector<RuleResult> results = checkRules(*figures, *rules);
-  writeCheckResults(results, output, std::cout);
+  writeCheckResults(results, output, llvm::outs());
   for (const RuleResult &r : results)
     if (!r.passed)
       return kExitRegression;

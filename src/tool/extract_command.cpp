@@ -12,7 +12,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <initializer_list>
-#include <iostream>
 #include <vector>
 
 namespace dumpsift::tool {
@@ -114,11 +113,11 @@ llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
     writeManifestLine(*file, path, llvm::outs());
     llvm::outs().flush();
   } else {
-    std::cout << "wrote " << printable(path) << ": " << file->size << " bytes of "
-              << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "") << " from "
-              << roleName(file->role).str() << " " << hexAddress(file->address) << "+"
-              << file->offset << " (" << stateName(file->state).str() << "), sha256 "
-              << (file->sha256.empty() ? "not computed" : file->sha256) << "\n";
+    llvm::outs() << "wrote " << printable(path) << ": " << file->size << " bytes of "
+                 << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "")
+                 << " from " << roleName(file->role).str() << " " << hexAddress(file->address)
+                 << "+" << file->offset << " (" << stateName(file->state).str() << "), sha256 "
+                 << (file->sha256.empty() ? "not computed" : file->sha256) << "\n";
   }
   return kExitOk;
 }

@@ -9,8 +9,7 @@
 #include "tool.h"
 
 #include "llvm/Support/MemoryBuffer.h"
-
-#include <iostream>
+#include "llvm/Support/raw_ostream.h"
 
 namespace dumpsift::tool {
 
@@ -70,7 +69,7 @@ llvm::Expected<int> runHtml(const HtmlCommandArgs &args) {
     return llvm::createFileError(args.output, std::move(e));
   progress.finish();
   if (!args.quiet)
-    std::cout << "HTML report: " << args.output << "\n";
+    llvm::outs() << "HTML report: " << args.output << "\n";
   return kExitOk;
 }
 

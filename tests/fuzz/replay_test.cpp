@@ -115,7 +115,7 @@ TEST_CASE("fuzz targets: each has a replay, seeds, a libFuzzer build, a row in d
 TEST_CASE("fuzz process encoding round-trips") {
   Snapshot snap;
   snap.system.pointer_size = 8;
-  snap.system.os = "linux";
+  snap.system.os = Os::Linux;
   snap.auxv.push_back({6, 4096});
   std::vector<uint8_t> heap(64, 0xab);
   Region libc;
