@@ -2,10 +2,10 @@
 # Runs the libFuzzer targets (docs/fuzzing.md), one after the other, one job each.
 #
 #   bench/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
+#   bench/fuzz.sh -l
 #
 # SECONDS per target (default 600); BUILD_DIR is a -DDUMPSIFT_FUZZ=ON build (default build-fuzz);
-# TARGETs default to all of elf_core minidump glibc_walker jemalloc_walker managed_walkers
-# mimalloc_walker musl_walker tcmalloc_walker go_walker sniff pipeline.
+# TARGETs default to every target of tests/fuzz/fuzz_targets.def, which -l prints, one a line.
 # Each run starts from the seeds in fixtures/corpus/<target>/ (pipeline: those of elf_core,
 # minidump and glibc_walker too) and keeps what it finds in
 # BUILD_DIR/fuzz-work/<target>/ (the committed corpus stays small). A crash, leak, timeout
@@ -17,19 +17,27 @@ set -uo pipefail
 
 seconds=600
 build=""
-while getopts "t:b:" opt; do
+list=false
+while getopts "t:b:l" opt; do
   case "$opt" in
   t) seconds="$OPTARG" ;;
   b) build="$OPTARG" ;;
+  l) list=true ;;
   *) sed -n '2,15p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The rows "DUMPSIFT_FUZZ_TARGET(name, function)" of the target list.
+mapfile -t all < <(sed -n 's/^DUMPSIFT_FUZZ_TARGET(\([a-z0-9_]*\),.*/\1/p' \
+  "$root/tests/fuzz/fuzz_targets.def")
+if $list; then
+  printf '%s\n' "${all[@]}"
+  exit 0
+fi
 build="$(cd "${build:-$root/build-fuzz}" && pwd)"
 targets=("$@")
-((${#targets[@]})) || targets=(elf_core minidump glibc_walker jemalloc_walker managed_walkers
-  mimalloc_walker musl_walker tcmalloc_walker go_walker sniff pipeline)
+((${#targets[@]})) || targets=("${all[@]}")
 crashes="$root/fixtures/corpus/crashes"
 mkdir -p "$crashes" "$build/fuzz-work"
 

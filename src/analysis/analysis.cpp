@@ -4,6 +4,7 @@
 #include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
+#include "kept_walk.h"
 #include "parallel.h"
 #include "region_scan.h"
 
@@ -16,7 +17,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -26,12 +26,6 @@
 namespace dumpsift {
 
 namespace {
-
-bool passesSizeAndState(const AnalyzeOptions &options, const Allocation &a) {
-  if (a.size < options.min_size || a.size > options.max_size)
-    return false;
-  return !options.state || *options.state == a.state;
-}
 
 bool passesKind(const AnalyzeOptions &options, const Buffer &b) {
   return options.kinds.empty() || std::find(options.kinds.begin(), options.kinds.end(),
@@ -267,73 +261,6 @@ void sniffAll(const AddressSpace &memory, std::vector<Buffer> &buffers, unsigned
 
 } // namespace
 
-uint64_t walkableBytes(const AddressSpace &memory) {
-  uint64_t total = 0;
-  for (const MemoryRange &m : memory.snapshot().memory) {
-    const Region *region = memory.regionContaining(m.start);
-    if (region && (region->cls == RegionClass::Heap || region->cls == RegionClass::Anonymous))
-      total += m.bytes.size();
-  }
-  return total;
-}
-
-std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
-                                      const std::vector<std::string> &only, HeapVisitor visit,
-                                      Diagnostics &diags, ProgressFn progress, unsigned threads) {
-  std::vector<HeapWalkResult> results;
-  const uint64_t walkable = walkableBytes(memory);
-  memory.adviseAccess(AddressSpace::Access::Random); // headers here and there, no readahead
-  auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
-  const WorkerIndexScope driver_lane(0); // a walker that walks on this thread only: lane 0
-  const std::thread::id driver = std::this_thread::get_id();
-  // What each lane walked, for progress: written by its thread only, read by the driver's.
-  struct alignas(64) LaneProgress {
-    std::atomic<uint64_t> bytes{0};
-    uint64_t allocations = 0;
-  };
-  std::vector<LaneProgress> lanes(resolveThreads(threads));
-  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), walker->name()) == only.end())
-      continue;
-    if (!walker->detect(memory))
-      continue;
-    const std::string phase = ("walking " + walker->name() + " heaps").str();
-    progress(phase, 0, walkable);
-    const auto index = static_cast<uint16_t>(results.size());
-    for (LaneProgress &l : lanes)
-      l.bytes.store(0, std::memory_order_relaxed);
-    auto show = [&] {
-      uint64_t bytes = 0;
-      for (const LaneProgress &l : lanes)
-        bytes += l.bytes.load(std::memory_order_relaxed);
-      progress(phase, std::min(bytes, walkable), walkable);
-    };
-    WalkOptions walk_options;
-    walk_options.threads = threads;
-    walk_options.waiting = show;
-    auto result = walker->walk(
-        memory,
-        [&](const Allocation &a) {
-          const unsigned lane = workerIndex();
-          LaneProgress &l = lanes[lane];
-          l.bytes.store(l.bytes.load(std::memory_order_relaxed) + a.chunk_size,
-                        std::memory_order_relaxed);
-          // Progress is rate-limited, but cheap calls stay cheaper.
-          if ((++l.allocations & 0x3fff) == 0 && std::this_thread::get_id() == driver)
-            show();
-          visit(lane, index, a);
-        },
-        diags, walk_options);
-    memory.releasePages(0, UINT64_MAX); // what the walk read stays in the page cache only
-    if (!result) {
-      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
-      continue;
-    }
-    results.push_back(std::move(*result));
-  }
-  return results;
-}
-
 uint64_t payloadFingerprint(llvm::ArrayRef<uint8_t> payload, bool full, bool &sampled) {
   sampled = !full && payload.size() > kFingerprintWindow * kFingerprintWindows;
   if (!sampled)
@@ -421,32 +348,6 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   // 1. Walk every heap the walkers know; keep allocations that pass the size and state filters.
   // The walk runs on options.threads threads, each keeping its buffers in its own lane; the lanes
   // are then merged by address, whatever thread walked what.
-  struct alignas(64) Lane {
-    std::vector<Buffer> buffers;
-    uint64_t seen = 0;
-  };
-  std::vector<Lane> lanes(resolveThreads(options.threads));
-  analysis.heaps = walkHeaps(
-      memory, options.walkers,
-      [&](unsigned lane, uint16_t heap, const Allocation &a) {
-        Lane &l = lanes[lane];
-        ++l.seen;
-        if (passesSizeAndState(options, a)) {
-          Buffer b;
-          b.allocation = a;
-          b.source = heap;
-          l.buffers.push_back(std::move(b));
-        }
-      },
-      analysis.diagnostics, progress, options.threads);
-  for (Lane &l : lanes) {
-    analysis.allocations_seen += l.seen;
-    if (analysis.buffers.empty())
-      analysis.buffers = std::move(l.buffers);
-    else
-      std::move(l.buffers.begin(), l.buffers.end(), std::back_inserter(analysis.buffers));
-  }
-  lanes.clear();
   auto walk_order = [](const Buffer &x, const Buffer &y) {
     const Allocation &a = x.allocation, &b = y.allocation;
     return std::tie(a.address, x.source, a.chunk_address, a.size, a.chunk_size, a.arena,
@@ -454,12 +355,22 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
                     a.mmapped) < std::tie(b.address, y.source, b.chunk_address, b.size,
                                           b.chunk_size, b.arena, b.data_offset, b.state, b.mmapped);
   };
-  if (!std::is_sorted(analysis.buffers.begin(), analysis.buffers.end(), walk_order))
-    std::stable_sort(analysis.buffers.begin(), analysis.buffers.end(), walk_order);
+  auto kept = detail::keepWalked<std::vector<Buffer>>(
+      memory, options, analysis.diagnostics, progress,
+      [](uint16_t heap, const Allocation &a) {
+        Buffer b;
+        b.allocation = a;
+        b.source = heap;
+        return b;
+      },
+      walk_order);
+  analysis.heaps = std::move(kept.heaps);
+  analysis.buffers = std::move(kept.rows);
+  analysis.allocations_seen = kept.seen;
 
   // Windows processes allocate natively from the NT heap or the segment heap, which no walker
   // reads yet (docs/heap-windows.md): the region scan stands in for it, and the report says so.
-  const bool native_heap_unwalked = memory.snapshot().system.os == "windows";
+  const bool native_heap_unwalked = memory.snapshot().system.os == Os::Windows;
   if (native_heap_unwalked)
     analysis.diagnostics.warn(
         "windows native heaps",
@@ -485,7 +396,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
     auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
     scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, run_budget,
                   analysis.diagnostics, progress, [&](Buffer b) {
-                    if (passesSizeAndState(options, b.allocation))
+                    if (detail::passesSizeAndState(options, b.allocation))
                       analysis.buffers.push_back(std::move(b));
                   });
   }

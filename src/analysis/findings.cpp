@@ -38,13 +38,11 @@ constexpr unsigned kMaxPrefixTries = 8;
 /// Bytes at the end of an allocation that may hold allocator slack rather than written content:
 /// glibc rounds heap chunks up to 16 bytes and mmapped chunks up to whole pages.
 constexpr uint64_t kSlackBytes = 32, kPageSize = 4096;
-/// Well-known sizes: .NET's large-object threshold, glibc's default mmap threshold, and an S3
-/// SigV4 signed chunk frame (an 88-byte header, 128 KiB of data, CRLF). "Just above" a threshold
-/// means within an eighth of it. Powers of two from kMinPoolBucket up count as pool buckets.
-constexpr uint64_t kLohThreshold = 85000, kMmapThreshold = 128 * 1024, kS3ChunkFrame = 131162;
+/// A well-known size besides the walkers' own thresholds (WalkerTraits::thresholds): an S3 SigV4
+/// signed chunk frame (an 88-byte header, 128 KiB of data, CRLF). "Just above" a threshold means
+/// within an eighth of it. Powers of two from kMinPoolBucket up count as pool buckets.
+constexpr uint64_t kS3ChunkFrame = 131162;
 constexpr uint64_t kMinPoolBucket = 4096;
-/// The Go runtime's page: a large object (over 32 KiB) takes whole pages.
-constexpr uint64_t kGoPageSize = 8192;
 
 /// A power of two in words: "1 MiB", "128 KiB" ("512 bytes" under 1 KiB).
 std::string powerLabel(uint64_t p) {
@@ -53,18 +51,6 @@ std::string powerLabel(uint64_t p) {
   if (p >= 1024 && p % 1024 == 0)
     return std::to_string(p >> 10) + " KiB";
   return groupedDigits(p) + " bytes";
-}
-
-/// The unsigned value of detail `key`, or 0.
-uint64_t detailNumber(const Details &details, llvm::StringRef key) {
-  const DetailValue *v = details.get(key);
-  if (!v)
-    return 0;
-  if (const uint64_t *u = std::get_if<uint64_t>(v))
-    return *u;
-  if (const int64_t *i = std::get_if<int64_t>(v))
-    return *i > 0 ? static_cast<uint64_t>(*i) : 0;
-  return 0;
 }
 
 /// What a buffer holds, in words: "1024x768 jpeg", "json", "random-looking data".
@@ -80,10 +66,8 @@ std::string contentWords(const Buffer &b) {
     break;
   }
   std::string name = kindName(b.content.kind).str();
-  uint64_t w = detailNumber(b.content.details, "width"),
-           h = detailNumber(b.content.details, "height");
-  if (w && h)
-    return std::to_string(w) + "x" + std::to_string(h) + " " + name;
+  if (b.content.width && b.content.height)
+    return std::to_string(b.content.width) + "x" + std::to_string(b.content.height) + " " + name;
   return name;
 }
 
@@ -494,28 +478,25 @@ void findZeroTails(const Context &ctx, std::vector<Finding> &out) {
 // size-class and many-same-size
 // ---------------------------------------------------------------------------------------------
 
-/// The request sizes that give an allocation of this size: glibc rounds a heap chunk up to 16
-/// bytes and an mmapped chunk up to whole pages, Go a large object up to whole 8 KiB pages; a
-/// managed array's length is exact.
-struct RequestRange {
-  uint64_t lo = 0, hi = 0;
-  bool contains(uint64_t n) const { return lo <= n && n <= hi; }
-  bool exact() const { return lo == hi; }
-};
+/// What the walker that reported buffer `b` states of its allocations (WalkerTraits); nullptr for
+/// a buffer of the region scan.
+const WalkerTraits *walkerTraits(const Context &ctx, const Buffer &b) {
+  if (b.source == kRegionScan || b.source >= ctx.analysis.heaps.size())
+    return nullptr;
+  const HeapWalker *walker = findHeapWalker(ctx.analysis.heaps[b.source].walker);
+  return walker ? &walker->traits() : nullptr;
+}
 
-/// The request sizes that could have produced buffer `b` (see RequestRange).
+/// The request sizes that could have produced buffer `b`: a managed array's length is exact;
+/// otherwise what its walker says of its rounding (WalkerTraits::requests), else its size.
 RequestRange requestRange(const Context &ctx, const Buffer &b) {
   const Allocation &a = b.allocation;
   if (a.managed) {
     uint64_t n = a.managed->length * std::max<uint64_t>(1, a.managed->element_size);
     return {n, n};
   }
-  if (bufferSource(ctx.analysis, b) == "glibc") {
-    uint64_t slack = a.mmapped ? kPageSize - 1 : 15;
-    return {a.size > slack ? a.size - slack : 0, a.size};
-  }
-  if (bufferSource(ctx.analysis, b) == "go" && a.size_class == 0) // large: whole 8 KiB pages
-    return {a.size > kGoPageSize - 1 ? a.size - (kGoPageSize - 1) : 0, a.size};
+  if (const WalkerTraits *traits = walkerTraits(ctx, b); traits && traits->requests)
+    return traits->requests(a);
   return {a.size, a.size};
 }
 
@@ -535,31 +516,29 @@ void findSizeClasses(const Context &ctx, std::vector<Finding> &out) {
     const Buffer &first = ctx.buffer(members.front());
     const Allocation &a = first.allocation;
     const bool managed = a.managed.has_value();
-    const bool glibc = bufferSource(ctx.analysis, first) == "glibc";
-    const bool go = bufferSource(ctx.analysis, first) == "go";
+    const WalkerTraits *traits = walkerTraits(ctx, first);
     RequestRange requests = requestRange(ctx, first);
     bool holds_aws = std::any_of(members.begin(), members.end(), [&](size_t i) {
       return ctx.buffer(i).content.kind == ContentKind::AwsChunked;
     });
-    const std::string noun = managed ? "arrays" : glibc || go ? "requests" : "buffers";
+    const std::string noun = managed                      ? "arrays"
+                             : traits && traits->requests ? "requests"
+                                                          : "buffers";
     std::vector<std::string> what, meaning;
     uint64_t threshold = 0;
     auto note_threshold = [&](uint64_t t) {
       if (!threshold)
         threshold = t;
     };
-    const bool dotnet = managed && bufferSource(ctx.analysis, first) == "coreclr";
-    if (dotnet && a.size >= kLohThreshold && a.size <= kLohThreshold + kLohThreshold / 8) {
-      note_threshold(kLohThreshold);
-      meaning.push_back("just over .NET's 85,000-byte large-object threshold, so each lives on the "
-                        "large object heap, which is collected only with gen 2 and not compacted");
-    }
-    if (glibc && a.mmapped && requests.hi >= kMmapThreshold &&
-        requests.lo <= kMmapThreshold + kMmapThreshold / 8) {
-      note_threshold(kMmapThreshold);
-      uint64_t chunk = a.chunk_size ? a.chunk_size : a.size + 16;
-      meaning.push_back("just over glibc's 128 KiB mmap threshold, so each is its own mmap of " +
-                        groupedDigits(chunk) + " bytes, unmapped again on free");
+    static const std::vector<SizeThreshold> kNoThresholds;
+    for (const SizeThreshold &t : traits ? traits->thresholds : kNoThresholds) {
+      if (t.concerns && !t.concerns(a))
+        continue;
+      const RequestRange measured = t.measures_block ? RequestRange{a.size, a.size} : requests;
+      if (measured.hi >= t.bytes && measured.lo <= t.bytes + t.bytes / 8) {
+        note_threshold(t.bytes);
+        meaning.push_back(t.meaning(a));
+      }
     }
     if (requests.contains(kS3ChunkFrame) && (requests.exact() || holds_aws)) {
       note_threshold(kS3ChunkFrame);

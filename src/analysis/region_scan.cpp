@@ -1,6 +1,5 @@
 #include "region_scan.h"
 
-#include "dumpsift/sniff/json_text.h"
 #include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
@@ -16,14 +15,19 @@ namespace dumpsift {
 
 namespace {
 
-/// For each byte value, the sniffers whose content can start with it (Sniffer::scanLeadBytes), in
-/// the registry's priority order: the scan tries a sniffer only where its content can start.
+/// The sniffers the scan tries where their content can start, by that byte, in the registry's
+/// priority order: those whose signature it believes anywhere (Sniffer::scanLeadBytes), and those
+/// whose content it believes where it is valid to its end (Sniffer::closedLeadBytes).
 struct LeadByteTable {
   std::array<std::vector<const Sniffer *>, 256> by_lead;
+  std::array<std::vector<const Sniffer *>, 256> closed_by_lead;
   LeadByteTable() {
-    for (const auto &sniffer : sniffers())
+    for (const auto &sniffer : sniffers()) {
       for (char lead : sniffer->scanLeadBytes())
         by_lead[static_cast<uint8_t>(lead)].push_back(sniffer.get());
+      for (char lead : sniffer->closedLeadBytes())
+        closed_by_lead[static_cast<uint8_t>(lead)].push_back(sniffer.get());
+    }
   }
 };
 
@@ -39,64 +43,23 @@ uint64_t nonZeroRunEnd(llvm::ArrayRef<uint8_t> bytes, uint64_t from) {
   return bytes.size();
 }
 
-// Text has no signature, so the scan believes JSON text only where it is strong: an object or
-// array opening as JSON does ('{"', '[{"', '["' or '[' and a digit, whitespace allowed between),
-// where a value of its own can start (not right after a byte JSON puts before a nested value, nor
-// after a quote or a backslash, as inside a string: so the values nested in JSON that fails to
-// close are not tried again, one by one), valid to its closing bracket within kJsonTextLimit
-// bytes and at least kSmallestJsonText long (shorter bracketed fragments occur in any text).
-constexpr uint64_t kSmallestJsonText = 256;
-constexpr uint64_t kJsonTextLimit = 16u << 20;
-
-// True when bytes[i] can start JSON text of its own (see above).
-bool jsonTextLead(llvm::ArrayRef<uint8_t> bytes, uint64_t i) {
-  const uint8_t open = bytes[i];
-  if (open != '{' && open != '[')
-    return false;
-  auto is_space = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  if (i > 0) {
-    const uint8_t before = bytes[i - 1];
-    if (before == '[' || before == ',' || before == ':' || before == '"' || before == '\\' ||
-        is_space(before))
-      return false;
+// The frame that carries the content of kind `found` the scan found at bytes[at], when a
+// framing kind's sniffer sees one around it (Sniffer::frameAround) that starts at or after
+// `from` and sniffs as that kind: the frame's offset in `bytes` and its sniff. A stale copy of a
+// client's frame (an AMQP body frame around a JPEG) is then reported as the frame it is.
+std::optional<std::pair<uint64_t, SniffResult>>
+frameCarrying(llvm::ArrayRef<uint8_t> bytes, uint64_t at, uint64_t from, ContentKind found) {
+  for (const auto &sniffer : sniffers()) {
+    if (sniffer->kind() == found)
+      continue;
+    const std::optional<ByteSpan> frame = sniffer->frameAround(bytes, at);
+    if (!frame || frame->offset < from)
+      continue;
+    SniffResult content = sniff(bytes.slice(frame->offset, frame->length));
+    if (content.kind == sniffer->kind())
+      return std::make_pair(frame->offset, std::move(content));
   }
-  // The byte after `from` and at most 64 bytes of whitespace (0 past the end).
-  auto next_token = [&](uint64_t from, uint64_t &at) -> uint8_t {
-    at = from + 1;
-    while (at < bytes.size() && at - from <= 64 && is_space(bytes[at]))
-      ++at;
-    return at < bytes.size() ? bytes[at] : 0;
-  };
-  uint64_t at = 0;
-  const uint8_t c = next_token(i, at);
-  if (open == '{')
-    return c == '"';
-  if (c == '"' || (c >= '0' && c <= '9'))
-    return true;
-  return c == '{' && next_token(at, at) == '"';
-}
-
-// AMQP 0-9-1's frame header (type, channel, size) before a body frame's payload.
-constexpr uint64_t kFrameHeader = 7;
-
-// The AMQP body frame that carries the content found at bytes[at], when there is one: the 7 bytes
-// before `at` are a body frame's header (type 3, a channel other than 0, a size), its end byte 0xCE
-// is where that size says, and the frame sniffs as amqp. A body frame is no lead of its own (its
-// first byte is common and it has no magic), but its payload (a JPEG, JSON) is; a stale copy of a
-// client's frame in memory no walker claims is then reported as the frame it is.
-std::optional<SniffResult> bodyFrameCarrying(llvm::ArrayRef<uint8_t> bytes, uint64_t at) {
-  if (at < kFrameHeader)
-    return std::nullopt;
-  const uint8_t *header = bytes.data() + at - kFrameHeader;
-  const uint16_t channel = llvm::support::endian::read16be(header + 1);
-  const uint32_t size = llvm::support::endian::read32be(header + 3);
-  if (header[0] != 3 || channel == 0 || size == 0 || size >= bytes.size() - at ||
-      bytes[at + size] != 0xCE)
-    return std::nullopt;
-  SniffResult frame = sniff(bytes.slice(at - kFrameHeader, kFrameHeader + size + 1));
-  if (frame.kind != ContentKind::Amqp)
-    return std::nullopt;
-  return frame;
+  return std::nullopt;
 }
 
 // Scans `bytes` (captured memory at `base`) and emits each hit of at least options.min_size bytes.
@@ -109,9 +72,8 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
   uint64_t open_end = 0;
   auto close = [&](uint64_t end) {
     open.allocation.size = open.allocation.chunk_size = base + end - open.allocation.address;
-    if (open.content.details.get(
-            "stale_bytes")) // what lies behind the frame, to the estimate's end
-      open.content.details.set("stale_bytes", open.allocation.size - open.content.length);
+    if (open.content.stale_bytes) // what lies behind the frame, to the estimate's end
+      open.content.setStaleBytes(open.allocation.size - open.content.length);
     if (open.allocation.size >= options.min_size)
       emit(std::move(open));
     is_open = false;
@@ -141,8 +103,8 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       continue;
     }
     const std::vector<const Sniffer *> &candidates = table.by_lead[bytes[i]];
-    const bool json_lead = jsonTextLead(bytes, i);
-    if (candidates.empty() && !json_lead) {
+    const std::vector<const Sniffer *> &closed_candidates = table.closed_by_lead[bytes[i]];
+    if (candidates.empty() && closed_candidates.empty()) {
       ++i;
       continue;
     }
@@ -156,28 +118,29 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
       if (hit)
         break;
     }
-    if (!hit && json_lead)
-      if (std::optional<uint64_t> length = closedJsonValueLength(rest, kJsonTextLimit);
-          length && *length >= kSmallestJsonText) {
-        hit = SniffResult{}; // its details are the JSON sniffer's, from the whole value
-        hit->kind = ContentKind::Json;
+    for (const Sniffer *sniffer : closed_candidates) {
+      if (hit)
+        break;
+      if (std::optional<uint64_t> length = sniffer->closedLength(bytes, i)) {
+        hit = SniffResult{}; // its details come from sniffing the whole content (analysis)
+        hit->kind = sniffer->kind();
         hit->length = hit->structure_length = *length;
       }
+    }
     if (!hit) {
       ++i;
       continue;
     }
-    if (hit->kind != ContentKind::Amqp && i >= passed + kFrameHeader)
-      if (std::optional<SniffResult> frame = bodyFrameCarrying(bytes, i)) {
-        hit = std::move(frame);
-        i -= kFrameHeader;
-      }
+    if (auto frame = frameCarrying(bytes, i, passed, hit->kind)) {
+      i = frame->first;
+      hit = std::move(frame->second);
+    }
     if (is_open)
       close(i);
     uint64_t length = hit->length;
     // A frame written over a reused buffer (aws-chunked's final chunk with `stale_bytes`): the
     // buffer goes on behind the frame, so its extent is an estimate, the frame vouched for.
-    const bool stale_tail = hit->details.get("stale_bytes") != nullptr;
+    const bool stale_tail = hit->stale_bytes.has_value();
     const bool estimated = hit->length_estimated || length == 0 || stale_tail;
     // Where the format vouches for its bytes (they are part of the hit whatever they hold): the
     // scan goes on after them, and an estimated extent ends at the next hit found there.
@@ -207,7 +170,7 @@ void scanBytes(uint64_t base, llvm::ArrayRef<uint8_t> bytes, const AnalyzeOption
     }
     if (length >= options.min_size) {
       if (stale_tail)
-        b.content.details.set("stale_bytes", length - b.content.length);
+        b.content.setStaleBytes(length - b.content.length);
       emit(std::move(b));
     }
     i += std::max<uint64_t>(length, 1);

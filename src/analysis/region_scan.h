@@ -9,8 +9,10 @@
 namespace dumpsift {
 
 /// Scans `ranges` for content of the kinds whose signature is strong enough to be believed at any
-/// offset (the sniffers with Sniffer::scanLeadBytes: JPEG, PNG, GIF, WebP, gzip, zstd, ZIP, PDF,
-/// aws-chunked, AMQP). Each hit becomes a Buffer whose extent is the format's own length, or, when
+/// offset (the sniffers with Sniffer::scanLeadBytes), then of the kinds believed where they are
+/// valid to their end (Sniffer::closedLeadBytes, closedLength: JSON text). Content found inside a
+/// frame that carries it (Sniffer::frameAround: an AMQP body frame) is reported as that frame.
+/// Each hit becomes a Buffer whose extent is the format's own length, or, when
 /// the format does not say, the run of non-zero bytes up to the next hit (marked `estimated`);
 /// content inside what the format's structure accounts for (SniffResult::structure_length) is part
 /// of the hit, content after it is a hit of its own. Hits do not overlap; at one offset the

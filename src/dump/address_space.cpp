@@ -1,5 +1,6 @@
 #include "dumpsift/dump/address_space.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
 #include <algorithm>
@@ -93,6 +94,15 @@ uint64_t AddressSpace::capturedRunFrom(uint64_t addr, uint64_t limit) const {
   return range ? contiguousRun(snapshot_.memory, range, addr, limit) : 0;
 }
 
+std::optional<llvm::StringRef> AddressSpace::readCString(uint64_t addr, uint64_t max_bytes) const {
+  const uint64_t run = capturedRunFrom(addr, max_bytes);
+  const char *p = run ? reinterpret_cast<const char *>(tryView(addr, run)) : nullptr;
+  const void *nul = p ? std::memchr(p, 0, run) : nullptr;
+  if (!nul)
+    return std::nullopt;
+  return llvm::StringRef(p, static_cast<const char *>(nul) - p);
+}
+
 void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
   const llvm::MemoryBuffer *file = snapshot_.file.get();
   if (!file || file->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap || len == 0)
@@ -145,10 +155,8 @@ llvm::Expected<llvm::ArrayRef<uint8_t>> AddressSpace::view(uint64_t addr, uint64
     return llvm::ArrayRef<uint8_t>(p, len);
   uint64_t run = capturedRunFrom(addr);
   uint64_t bad = run == 0 ? addr : addr + run;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "cannot read %llu bytes at %s: %s is %s",
-                                 static_cast<unsigned long long>(len), hexAddress(addr).c_str(),
-                                 hexAddress(bad).c_str(), faultName(classify(bad)).data());
+  return createError("cannot read " + llvm::Twine(len) + " bytes at " + hexAddress(addr) + ": " +
+                     hexAddress(bad) + " is " + faultName(classify(bad)));
 }
 
 llvm::Error AddressSpace::read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out) const {
@@ -156,14 +164,12 @@ llvm::Error AddressSpace::read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out
   while (done < out.size()) {
     uint64_t cursor = addr + done;
     if (cursor < addr) // wrapped past the top of the address space
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "read at %s wraps around the address space",
-                                     hexAddress(addr).c_str());
+      return createError("read at " + hexAddress(addr) + " wraps around the address space");
     const MemoryRange *range = rangeContaining(cursor);
     if (!range)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "cannot read %zu bytes at %s: %s is %s", out.size(),
-          hexAddress(addr).c_str(), hexAddress(cursor).c_str(), faultName(classify(cursor)).data());
+      return createError("cannot read " + llvm::Twine(out.size()) + " bytes at " +
+                         hexAddress(addr) + ": " + hexAddress(cursor) + " is " +
+                         faultName(classify(cursor)));
     uint64_t n = std::min<uint64_t>(out.size() - done, range->end() - cursor);
     std::memcpy(out.data() + done, range->bytes.data() + (cursor - range->start), n);
     done += n;

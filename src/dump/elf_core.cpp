@@ -206,8 +206,8 @@ public:
     const Elf_Ehdr &header = elf_.getHeader();
     machine_ = header.e_machine;
     SystemInfo &sys = snap_.system;
-    sys.os =
-        header.e_ident[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_FREEBSD ? "freebsd" : "linux";
+    sys.os = header.e_ident[llvm::ELF::EI_OSABI] == llvm::ELF::ELFOSABI_FREEBSD ? Os::FreeBsd
+                                                                                : Os::Linux;
     sys.arch = archName(machine_, ELFT::Is64Bits);
     sys.pointer_size = ELFT::Is64Bits ? 8 : 4;
     sys.little_endian = ELFT::TargetEndianness == llvm::support::little;
@@ -398,7 +398,7 @@ private:
   void readNote(const Elf_Note &note, const std::string &where) {
     StringRef name = note.getName();
     if (name.startswith("NetBSD-CORE")) {
-      snap_.system.os = "netbsd";
+      snap_.system.os = Os::NetBsd;
       readNetbsdNote(name, note.getType(), note.getDesc(), where);
       return;
     }

@@ -150,7 +150,7 @@ void markThreadStacks(Snapshot &snapshot) {
   for (const Thread &t : snapshot.threads)
     ranges_known |= t.stack_end > t.stack_start;
   const bool by_stack_pointer =
-      (!initial_stack_known && !ranges_known) || snapshot.system.os == "windows";
+      (!initial_stack_known && !ranges_known) || snapshot.system.os == Os::Windows;
 
   struct Span {
     uint64_t start, end;
@@ -207,7 +207,6 @@ void finalizeSnapshot(Snapshot &snapshot) {
   Diagnostics &diags = snapshot.diagnostics;
   // Names read from the dump may hold any bytes; the reports need valid UTF-8.
   makeValidUtf8(snapshot.path);
-  makeValidUtf8(snapshot.system.os);
   makeValidUtf8(snapshot.system.arch);
   makeValidUtf8(snapshot.process.name);
   makeValidUtf8(snapshot.process.command_line);

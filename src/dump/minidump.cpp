@@ -228,7 +228,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
 
   // System.
   uint16_t arch = 0xffff;
-  snapshot.system.os = "unknown";
+  snapshot.system.os = Os::Unknown;
   snapshot.system.arch = "unknown";
   if (const mdmp::Stream *s = dir->find(mdmp::kSystemInfo)) {
     if (auto si = mdmp::parseSystemInfo(*s, diags)) {
@@ -273,8 +273,8 @@ llvm::Error readMinidump(Snapshot &snapshot) {
   if (snapshot.process.name.empty()) {
     // Windows paths take either separator; elsewhere '\\' and ':' may be part of a name
     // ("nginx: worker process").
-    const auto style = snapshot.system.os == "windows" ? llvm::sys::path::Style::windows
-                                                       : llvm::sys::path::Style::posix;
+    const auto style = snapshot.system.os == Os::Windows ? llvm::sys::path::Style::windows
+                                                         : llvm::sys::path::Style::posix;
     if (!argv0.empty())
       snapshot.process.name = llvm::sys::path::filename(argv0, style).str();
     else if (!snapshot.modules.empty()) // the first module is the main executable
@@ -322,7 +322,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
 
   // A thread without a stack descriptor (the thread that wrote the dump, in Wine's and some
   // Windows full-memory dumps) still has its stack bounds in its TEB when the dump holds it.
-  if (snapshot.system.os == "windows") {
+  if (snapshot.system.os == Os::Windows) {
     AddressSpace captured(snapshot);
     for (Thread &t : snapshot.threads)
       if (t.stack_end == 0)

@@ -621,34 +621,34 @@ std::optional<SystemInfoEntry> parseSystemInfo(const Stream &stream, Diagnostics
   case OS::Win32Windows:
   case OS::Win32NT:
   case OS::Win32CE:
-    info.os = "windows";
+    info.os = Os::Windows;
     break;
   case OS::MacOSX:
-    info.os = "macos";
+    info.os = Os::MacOs;
     break;
   case OS::IOS:
-    info.os = "ios";
+    info.os = Os::Ios;
     break;
   case OS::Linux:
-    info.os = "linux";
+    info.os = Os::Linux;
     break;
   case OS::Android:
-    info.os = "android";
+    info.os = Os::Android;
     break;
   case OS::Solaris:
-    info.os = "solaris";
+    info.os = Os::Solaris;
     break;
   case OS::Unix:
-    info.os = "unix";
+    info.os = Os::Unix;
     break;
   case OS::PS3:
-    info.os = "ps3";
+    info.os = Os::Ps3;
     break;
   case OS::NaCl:
-    info.os = "nacl";
+    info.os = Os::NaCl;
     break;
   default:
-    info.os = "unknown";
+    info.os = Os::Unknown;
     break;
   }
   info.little_endian = true; // only little-endian minidumps are read (the header's signature)

@@ -1,9 +1,12 @@
 #include "dumpsift/dump/snapshot.h"
 
+#include "dumpsift/support/error.h"
 #include "readers.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 
@@ -15,6 +18,36 @@ llvm::StringRef formatName(DumpFormat format) {
     return "elf-core";
   case DumpFormat::Minidump:
     return "minidump";
+  }
+  return "unknown";
+}
+
+llvm::StringRef osName(Os os) {
+  switch (os) {
+  case Os::Unknown:
+    return "unknown";
+  case Os::Linux:
+    return "linux";
+  case Os::Android:
+    return "android";
+  case Os::FreeBsd:
+    return "freebsd";
+  case Os::NetBsd:
+    return "netbsd";
+  case Os::Windows:
+    return "windows";
+  case Os::MacOs:
+    return "macos";
+  case Os::Ios:
+    return "ios";
+  case Os::Solaris:
+    return "solaris";
+  case Os::Unix:
+    return "unix";
+  case Os::Ps3:
+    return "ps3";
+  case Os::NaCl:
+    return "nacl";
   }
   return "unknown";
 }
@@ -93,12 +126,50 @@ uint64_t Snapshot::capturedBytes() const {
   return total;
 }
 
+std::optional<llvm::StringRef>
+Snapshot::findModule(llvm::function_ref<bool(llvm::StringRef file_name)> match) const {
+  for (const Module &m : modules)
+    if (match(fileName(m.path)))
+      return llvm::StringRef(m.path);
+  for (const Region &r : regions)
+    if (!r.backing_file.empty() && match(fileName(r.backing_file)))
+      return llvm::StringRef(r.backing_file);
+  return std::nullopt;
+}
+
+std::optional<llvm::StringRef> Snapshot::findModule(llvm::ArrayRef<ModuleName> names) const {
+  return findModule([&](llvm::StringRef file_name) {
+    return llvm::any_of(names, [&](const ModuleName &n) { return n.matches(file_name); });
+  });
+}
+
+bool namesModule(llvm::ArrayRef<ModuleName> names, llvm::StringRef path) {
+  const llvm::StringRef file_name = fileName(path);
+  return llvm::any_of(names, [&](const ModuleName &n) { return n.matches(file_name); });
+}
+
+llvm::StringRef fileName(llvm::StringRef path) {
+  return llvm::sys::path::filename(path, llvm::sys::path::Style::windows);
+}
+
+bool ModuleName::matches(llvm::StringRef file_name) const {
+  switch (match) {
+  case Match::Exact:
+    return file_name == text;
+  case Match::AnyCase:
+    return file_name.equals_insensitive(text);
+  case Match::Prefix:
+    return file_name.startswith(text);
+  }
+  return false;
+}
+
 llvm::Expected<std::unique_ptr<Snapshot>> openDump(llvm::StringRef path) {
   // mmap the whole file read-only; never copy it into the heap.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s", buffer.getError().message().c_str());
+    return createError(buffer.getError().message());
   return openDump(std::move(*buffer));
 }
 
@@ -112,7 +183,7 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryB
   llvm::StringRef bytes = buffer->getBuffer();
   snapshot->file = std::move(buffer);
   if (bytes.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "empty file");
+    return createError("empty file");
 
   llvm::Error err = llvm::Error::success();
   switch (llvm::identify_magic(bytes)) {
@@ -128,22 +199,17 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryB
   case llvm::file_magic::elf_relocatable:
   case llvm::file_magic::elf_executable:
   case llvm::file_magic::elf_shared_object:
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "an ELF file but not a core dump (e_type is not ET_CORE)");
+    return createError("an ELF file but not a core dump (e_type is not ET_CORE)");
   default:
     if (bytes.startswith("\x7f"
                          "ELF"))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "truncated or malformed ELF header");
+      return createError("truncated or malformed ELF header");
     // Breakpad's microdump: text that Android's Breakpad writes to logcat, every line behind the
     // log's prefix, between "-----BEGIN BREAKPAD MICRODUMP-----" and its END line.
     if (bytes.take_front(kMicrodumpSearchBytes).contains("-----BEGIN BREAKPAD MICRODUMP-----"))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "a Breakpad microdump (text from a log), which dumpsift does not read: it reads ELF "
-          "core dumps and minidumps");
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "not a core dump or minidump (unrecognised magic)");
+      return createError("a Breakpad microdump (text from a log), which dumpsift does not read: "
+                         "it reads ELF core dumps and minidumps");
+    return createError("not a core dump or minidump (unrecognised magic)");
   }
   if (err)
     return err;

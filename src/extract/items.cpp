@@ -1,12 +1,12 @@
 // What a buffer yields as files: the buffer's bytes, and the payloads its kind's sniffer decodes
-// (Sniffer::decodePayloads: aws-chunked, amqp). Everything is a view into the mapped dump; nothing
-// is copied here except a bounded window for sniffing a payload made of several pieces.
+// (Sniffer::decodePayloads, for the kinds whose kindFacts say they carry payloads). Everything is a
+// view into the mapped dump; nothing is copied here except a bounded window for sniffing a payload
+// made of several pieces.
 #include "dumpsift/extract/extract.h"
 #include "dumpsift/support/hex.h"
 
 #include <algorithm>
 #include <cassert>
-#include <variant>
 
 namespace dumpsift {
 
@@ -23,19 +23,6 @@ uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
   for (Bytes piece : pieces)
     total += piece.size();
   return total;
-}
-
-/// True when a sniffer said the content is cut ("truncated": true in its details).
-bool detailSaysTruncated(const Details &details) {
-  const DetailValue *value = details.get("truncated");
-  return value && std::holds_alternative<bool>(*value) && std::get<bool>(*value);
-}
-
-/// The stale bytes the content's details say lie behind it in a reused buffer (0 when none): they
-/// are extracted with the content, so the file shows what the content was written over.
-uint64_t detailStaleBytes(const Details &details) {
-  const DetailValue *value = details.get("stale_bytes");
-  return value && std::holds_alternative<uint64_t>(*value) ? std::get<uint64_t>(*value) : 0;
 }
 
 /// "<address>-<size>[.<infix>].<ext>": digits, letters, '-' and '.', never a path separator.
@@ -83,10 +70,10 @@ ExtractItem decodedItem(const ExtractedFile &parent, Bytes frame, uint64_t frame
   f.pieces = pieces.size();
   SniffResult content = sniffPieces(pieces);
   f.kind = content.kind;
+  f.truncated = cut || content.truncated.value_or(false);
   f.details = std::move(content.details);
   if (content.offset)
     f.details.set("content_offset", content.offset);
-  f.truncated = cut || detailSaysTruncated(f.details);
   const std::string infix =
       role == ExtractRole::Payload ? "payload" : "body" + std::to_string(body);
   f.name = fileName(f.address, f.size, infix, f.kind);
@@ -121,7 +108,7 @@ std::vector<ExtractItem> extractItems(const AddressSpace &memory, const Buffer &
   f.state = a.state;
   f.kind = content.kind;
   f.details = content.details;
-  const bool cut = detailSaysTruncated(content.details);
+  const bool cut = content.truncated.value_or(false);
   Bytes bytes;
   if (raw) {
     const uint64_t run = std::min(memory.capturedRunFrom(a.address), a.size);
@@ -132,7 +119,9 @@ std::vector<ExtractItem> extractItems(const AddressSpace &memory, const Buffer &
   } else {
     const uint64_t extent =
         buffer.payloadSize() > content.offset ? buffer.payloadSize() - content.offset : 0;
-    const uint64_t length = content.length ? content.length + detailStaleBytes(content.details) : 0;
+    // Stale bytes behind the content in a reused buffer are extracted with it, so the file shows
+    // what the content was written over.
+    const uint64_t length = content.length ? content.length + content.stale_bytes.value_or(0) : 0;
     const uint64_t want = length ? std::min(length, extent) : extent;
     const uint64_t start = std::min<uint64_t>(content.offset, payload.size());
     const uint64_t have = std::min<uint64_t>(want, payload.size() - start);

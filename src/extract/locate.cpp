@@ -1,5 +1,6 @@
 // Finding the buffer that holds one address, for `dumpsift extract --address`.
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
 #include <algorithm>
@@ -59,9 +60,7 @@ llvm::Expected<Buffer> locateBuffer(const AddressSpace &memory, uint64_t address
   case Fault::None:
     break;
   }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "no known allocation holds %s: it is %s",
-                                 hexAddress(address).c_str(), why);
+  return createError("no known allocation holds " + hexAddress(address) + ": it is " + why);
 }
 
 } // namespace dumpsift

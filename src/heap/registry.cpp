@@ -29,4 +29,11 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
   return walkers;
 }
 
+const HeapWalker *findHeapWalker(llvm::StringRef name) {
+  for (const std::unique_ptr<HeapWalker> &walker : heapWalkers())
+    if (walker->name() == name)
+      return walker.get();
+  return nullptr;
+}
+
 } // namespace dumpsift

@@ -6,8 +6,7 @@
 #include "dumpsift/support/terminal_text.h"
 #include "json_values.h"
 
-#include <iomanip>
-#include <sstream>
+#include "llvm/Support/Format.h"
 
 namespace dumpsift {
 
@@ -78,7 +77,7 @@ std::string githubEscape(const std::string &text, bool property) {
 
 void writeDiffJson(const ReportDiff &diff, const std::vector<Regression> &regressions,
                    const std::string &before_label, const std::string &after_label,
-                   std::ostream &out) {
+                   llvm::raw_ostream &out) {
   Json j;
   j["before"] = before_label;
   j["after"] = after_label;
@@ -132,7 +131,7 @@ void writeDiffJson(const ReportDiff &diff, const std::vector<Regression> &regres
 
 void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regressions,
                    const std::string &before_label, const std::string &after_label,
-                   const DiffTextOptions &options, std::ostream &out) {
+                   const DiffTextOptions &options, llvm::raw_ostream &out) {
   out << "dumpsift diff: " << printable(before_label) << " -> " << printable(after_label) << "\n";
   out << "  buffers       " << changeText(diff.buffers, false) << "\n";
   out << "  buffer bytes  " << changeText(diff.buffer_bytes, true) << "\n";
@@ -141,15 +140,17 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
 
   // Kinds.
   size_t unchanged_kinds = 0;
-  std::ostringstream kind_rows;
+  std::string kind_text;
+  llvm::raw_string_ostream kind_rows(kind_text);
   for (const KindDiff &k : diff.kinds) {
     bool same = k.count.before == k.count.after && k.bytes.before == k.bytes.after;
     if (same && !options.show_unchanged) {
       ++unchanged_kinds;
       continue;
     }
-    kind_rows << "  " << std::left << std::setw(13) << printable(k.kind) << std::setw(22)
-              << changeText(k.count, false) << changeText(k.bytes, true) << "\n";
+    kind_rows << "  " << llvm::left_justify(printable(k.kind), 13)
+              << llvm::left_justify(changeText(k.count, false), 22) << changeText(k.bytes, true)
+              << "\n";
   }
   out << "\nkinds (count, bytes)\n" << kind_rows.str();
   if (unchanged_kinds)
@@ -160,7 +161,8 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
 
   // Groups.
   size_t unchanged_groups = 0, shown = 0, hidden = 0;
-  std::ostringstream group_rows;
+  std::string group_text;
+  llvm::raw_string_ostream group_rows(group_text);
   for (const GroupDiff &g : diff.groups) {
     if (g.status == GroupStatus::Unchanged && !options.show_unchanged) {
       ++unchanged_groups;
@@ -173,9 +175,10 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
     ++shown;
     std::string label =
         groupedDigits(g.size) + " " + g.state + (g.kind.empty() ? "" : " " + g.kind);
-    group_rows << "  " << std::left << std::setw(10) << groupStatusName(g.status).str()
-               << std::setw(26) << label << std::setw(22) << changeText(g.count, false)
-               << changeText(g.bytes, true) << "\n";
+    group_rows << "  " << llvm::left_justify(groupStatusName(g.status), 10)
+               << llvm::left_justify(label, 26)
+               << llvm::left_justify(changeText(g.count, false), 22) << changeText(g.bytes, true)
+               << "\n";
   }
   out << "\nsize groups (status, size state, count, bytes)\n" << group_rows.str();
   if (hidden)
@@ -190,8 +193,9 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
   if (!diff.finding_types.empty()) {
     out << "\nfindings (count, bytes)\n";
     for (const FindingTypeDiff &t : diff.finding_types)
-      out << "  " << std::left << std::setw(16) << printable(t.type) << std::setw(22)
-          << changeText(t.count, false) << changeText(t.bytes, true) << "\n";
+      out << "  " << llvm::left_justify(printable(t.type), 16)
+          << llvm::left_justify(changeText(t.count, false), 22) << changeText(t.bytes, true)
+          << "\n";
     for (const auto &f : diff.new_findings)
       out << "  new:  " << printable(findingText(f)) << "\n";
     for (const auto &f : diff.gone_findings)
@@ -209,7 +213,7 @@ void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regres
 }
 
 void writeCheckResults(const std::vector<RuleResult> &results, const CheckOutput &output,
-                       std::ostream &out) {
+                       llvm::raw_ostream &out) {
   size_t failed = 0;
   for (const RuleResult &r : results)
     failed += r.passed ? 0 : 1;

@@ -10,12 +10,6 @@ namespace dumpsift::detail {
 
 namespace {
 
-bool detailFalse(const Details &d, llvm::StringRef key) {
-  const DetailValue *v = d.get(key);
-  const bool *b = v ? std::get_if<bool>(v) : nullptr;
-  return b && !*b;
-}
-
 // "12 truncated", "payload jpeg": what the members of one kind have in common.
 std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, ContentKind kind) {
   uint64_t truncated = 0, final_chunk = 0, members = 0;
@@ -25,15 +19,12 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
     if (b.content.kind != kind)
       continue;
     ++members;
-    const Details &d = b.content.details;
-    // "truncated" (the buffer ends inside the content) decides where a kind reports it: an
-    // aws-chunked buffer holding one whole chunk is not complete (no final chunk) but not cut.
-    if (d.get("truncated") ? detailTrue(d, "truncated") : detailFalse(d, "complete"))
+    if (b.content.cut())
       ++truncated;
-    if (detailTrue(d, "final_chunk"))
+    if (b.content.final_chunk.value_or(false))
       ++final_chunk;
-    if (const std::string *p = detailString(d, "payload_kind"))
-      ++payloads[*p];
+    if (b.content.payload_kind) // by name: the list is in the names' order
+      ++payloads[kindName(*b.content.payload_kind).str()];
   }
   std::vector<std::string> parts;
   if (truncated)
@@ -59,21 +50,10 @@ std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, Con
 
 } // namespace
 
-const std::string *detailString(const Details &d, llvm::StringRef key) {
-  const DetailValue *v = d.get(key);
-  return v ? std::get_if<std::string>(v) : nullptr;
-}
-
-bool detailTrue(const Details &d, llvm::StringRef key) {
-  const DetailValue *v = d.get(key);
-  const bool *b = v ? std::get_if<bool>(v) : nullptr;
-  return b && *b;
-}
-
 std::string dumpLine(const Snapshot &snapshot) {
   const ProcessInfo &p = snapshot.process;
   std::string line = printable(snapshot.path) + ": " + formatName(snapshot.format).str() + " " +
-                     printable(snapshot.system.os) + "/" + printable(snapshot.system.arch);
+                     osName(snapshot.system.os).str() + "/" + printable(snapshot.system.arch);
   if (p.pid)
     line += ", pid " + std::to_string(*p.pid);
   if (!p.name.empty())

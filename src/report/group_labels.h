@@ -9,12 +9,6 @@
 
 namespace dumpsift::detail {
 
-/// The detail `key` when it is a string; nullptr otherwise.
-const std::string *detailString(const Details &d, llvm::StringRef key);
-
-/// True when the detail `key` is the boolean true.
-bool detailTrue(const Details &d, llvm::StringRef key);
-
 /// "build/story.core: elf-core linux/x86_64, pid 4242 (story), 12.1 MiB captured".
 std::string dumpLine(const Snapshot &snapshot);
 

@@ -18,8 +18,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <new>
-#include <sys/mman.h>
 #include <vector>
 
 namespace dumpsift {
@@ -58,14 +56,14 @@ constexpr size_t kPieceRows = 8192;
 void writeRowsInOrder(size_t n, unsigned threads, llvm::raw_ostream &out,
                       llvm::function_ref<void(size_t, size_t, RowText &)> format) {
   const size_t pieces = (n + kPieceRows - 1) / kPieceRows;
-  std::vector<RowText> texts(resolveThreads(threads)); // one per thread (workerIndex)
+  std::vector<RowText> texts(resolveThreads(threads)); // one per worker
   std::mutex mutex;
   std::condition_variable turn;
   size_t written = 0; // pieces [0, written) are written out
   parallelFor(
       pieces, threads,
-      [&](size_t piece) {
-        RowText &text = texts[workerIndex()];
+      [&](size_t piece, unsigned worker) {
+        RowText &text = texts[worker];
         text.clear();
         format(piece * kPieceRows, std::min(n, (piece + 1) * kPieceRows), text);
         {
@@ -207,27 +205,6 @@ struct RowNames {
 
 } // namespace
 
-ListedRows::Block ListedRows::newBlock() {
-  // Twice the size, so that an aligned block lies inside; the rest is given back.
-  const size_t span = 2 * kBlockBytes;
-  void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED)
-    throw std::bad_alloc();
-  const auto start = reinterpret_cast<uintptr_t>(mapped);
-  const uintptr_t aligned = (start + kBlockBytes - 1) & ~(kBlockBytes - 1);
-  if (aligned > start)
-    munmap(mapped, aligned - start);
-  if (start + span > aligned + kBlockBytes)
-    munmap(reinterpret_cast<void *>(aligned + kBlockBytes), start + span - aligned - kBlockBytes);
-  auto *block = reinterpret_cast<void *>(aligned);
-  (void)madvise(block, kBlockBytes, MADV_HUGEPAGE); // advice: small pages where refused
-  return Block(static_cast<ListedAllocation *>(block));
-}
-
-void ListedRows::FreeBlock::operator()(ListedAllocation *block) const {
-  munmap(block, kBlockBytes);
-}
-
 void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
                           llvm::raw_ostream &out, unsigned threads) {
   Json head;
@@ -274,7 +251,7 @@ void writeHeapListingJson(const Snapshot &snapshot, const HeapListing &listing,
 void writeHeapListingText(const Snapshot &snapshot, const HeapListing &listing,
                           llvm::raw_ostream &out, unsigned threads) {
   out << printable(snapshot.path) << ": " << formatName(snapshot.format) << " "
-      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << "\n";
+      << osName(snapshot.system.os) << "/" << printable(snapshot.system.arch) << "\n";
   if (listing.heaps.empty())
     out << "no heap recognised\n";
   for (const HeapWalkResult &h : listing.heaps) {

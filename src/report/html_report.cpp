@@ -114,42 +114,7 @@ std::string f1(double value) {
 
 /// The colour a kind has in the bars and the histogram.
 llvm::StringRef kindColour(ContentKind kind) {
-  switch (kind) {
-  case ContentKind::Jpeg:
-    return "#e45756";
-  case ContentKind::Png:
-  case ContentKind::Gif:
-  case ContentKind::Webp:
-  case ContentKind::Bmp:
-    return "#f58518";
-  case ContentKind::Gzip:
-  case ContentKind::Zlib:
-  case ContentKind::Zstd:
-  case ContentKind::Zip:
-    return "#9d755d";
-  case ContentKind::Pdf:
-    return "#ff9da6";
-  case ContentKind::AwsChunked:
-    return "#4c78a8";
-  case ContentKind::Amqp:
-    return "#72b7b2";
-  case ContentKind::Http:
-    return "#54a24b";
-  case ContentKind::Json:
-  case ContentKind::Xml:
-  case ContentKind::Html:
-    return "#eeca3b";
-  case ContentKind::Text:
-  case ContentKind::Utf16:
-    return "#b279a2";
-  case ContentKind::Zero:
-    return "#bab0ac";
-  case ContentKind::Random:
-    return "#79706e";
-  case ContentKind::Unknown:
-    return "#d8d8d8";
-  }
-  return "#d8d8d8";
+  return kindFacts(kind).colour;
 }
 
 /// Identical buffers: same size, same captured bytes (by their hash).
@@ -216,8 +181,8 @@ struct ImageSource {
 
 /// The image in `buffer`: its content when that is an image, else the image payload its framing
 /// carries (aws-chunked, amqp: the first payload the sniffer decodes, when the sniff found it to
-/// be an image), else the image body of an HTTP message. At most `max_cut_bytes` of a payload in
-/// pieces that is cut, and `max_bytes` of one that is not, are copied.
+/// be an image), else the image body of a message with a head (http). At most `max_cut_bytes` of
+/// a payload in pieces that is cut, and `max_bytes` of one that is not, are copied.
 std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buffer,
                                    uint64_t max_bytes, uint64_t max_cut_bytes) {
   const SniffResult &content = buffer.content;
@@ -229,40 +194,32 @@ std::optional<ImageSource> imageIn(const AddressSpace &memory, const Buffer &buf
   if (hasThumbnail(content.kind)) {
     source.kind = content.kind;
     source.bytes = content.length ? from_content.take_front(content.length) : from_content;
-    source.cut = detail::detailTrue(content.details, "truncated");
+    source.cut = content.truncated.value_or(false);
     return source;
   }
-  if (content.kind == ContentKind::Http) {
-    const DetailValue *head = content.details.get("head_length");
-    const uint64_t *head_length = head ? std::get_if<uint64_t>(head) : nullptr;
-    const std::string *body_kind = detail::detailString(content.details, "body_kind");
-    const std::optional<ContentKind> kind = body_kind ? parseKind(*body_kind) : std::nullopt;
-    if (!head_length || !kind || !hasThumbnail(*kind) || content.details.get("transfer_encoding") ||
-        *head_length >= from_content.size())
+  if (const std::optional<MessageBody> &body = content.body) {
+    if (!body->kind || !hasThumbnail(*body->kind) || body->transfer_coded ||
+        body->offset >= from_content.size())
       return std::nullopt;
-    source.kind = *kind;
-    source.bytes = from_content.take_front(content.length).drop_front(*head_length);
+    source.kind = *body->kind;
+    source.bytes = from_content.take_front(content.length).drop_front(body->offset);
     source.via = "http body";
-    source.cut = !detail::detailTrue(content.details, "complete");
+    source.cut = !content.complete.value_or(false);
     return source;
   }
   // Framed content: the sniff named the kind its (first) payload holds; the sniffer decodes the
   // payloads as views into the dump, and the start of the first is joined.
-  const std::string *payload_kind = detail::detailString(content.details, "payload_kind");
-  const ContentKind kind =
-      payload_kind ? parseKind(*payload_kind).value_or(ContentKind::Unknown) : ContentKind::Unknown;
   const Sniffer *sniffer = snifferFor(content.kind);
-  if (!hasThumbnail(kind) || !sniffer)
+  if (!content.payload_kind || !hasThumbnail(*content.payload_kind) || !sniffer)
     return std::nullopt;
   std::vector<Payload> payloads = sniffer->decodePayloads(from_content);
   if (payloads.empty())
     return std::nullopt;
   const Payload &first = payloads.front();
-  source.kind = kind;
+  source.kind = *content.payload_kind;
   source.via = first.message_body ? "body 1" : "payload";
   // An upload without its final chunk holds a part of its payload.
-  source.cut = first.cut || (content.kind == ContentKind::AwsChunked &&
-                             !detail::detailTrue(content.details, "final_chunk"));
+  source.cut = first.cut || !content.final_chunk.value_or(true);
   const uint64_t limit = source.cut ? max_cut_bytes : max_bytes;
   for (Bytes piece : first.pieces) {
     const size_t take = std::min<uint64_t>(piece.size(), limit - source.joined.size());
@@ -588,7 +545,7 @@ private:
          << "\">";
     std::string note = source->via;
     if (thumb->partial || source->cut ||
-        (source->kind == ContentKind::Jpeg && source->bytes.size() > limits.max_decode_bytes))
+        thumbnailInput(source->kind, source->bytes, limits).size() < source->bytes.size())
       note += (note.empty() ? "" : ", ") + std::string("top part");
     if (copies > 1)
       note += (note.empty() ? "" : ", ") + ("x" + std::to_string(copies) + " copies");
@@ -601,9 +558,7 @@ private:
   /// many slices of a few photos decodes each photo once.
   const std::optional<Thumbnail> &thumbnailOf(const ImageSource &source,
                                               const ThumbnailLimits &limits) {
-    const Bytes decoded = source.kind == ContentKind::Jpeg
-                              ? source.bytes.take_front(limits.max_decode_bytes)
-                              : source.bytes;
+    const Bytes decoded = thumbnailInput(source.kind, source.bytes, limits);
     const auto key = std::make_tuple(source.kind, decoded.size(), llvm::xxHash64(decoded));
     auto [it, fresh] = made_.try_emplace(key);
     if (fresh)

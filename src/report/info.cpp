@@ -6,10 +6,9 @@
 #include "dumpsift/support/version.h"
 #include "json_values.h"
 
-#include "llvm/Support/raw_os_ostream.h"
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
-#include <iomanip>
 
 namespace dumpsift {
 
@@ -54,7 +53,7 @@ Json detail::dumpSummaryJson(const Snapshot &snapshot) {
   Json j;
   j["path"] = snapshot.path;
   j["format"] = formatName(snapshot.format).str();
-  j["os"] = snapshot.system.os;
+  j["os"] = osName(snapshot.system.os).str();
   j["arch"] = snapshot.system.arch;
   j["pointer_size"] = snapshot.system.pointer_size;
   j["endianness"] = snapshot.system.little_endian ? "little" : "big";
@@ -149,18 +148,16 @@ Json detail::infoJson(const Snapshot &snapshot) {
   return j;
 }
 
-void writeInfoJson(const Snapshot &snapshot, std::ostream &out) {
-  llvm::raw_os_ostream stream(out);
-  writeJsonStreamingArray(stream, infoJsonWithoutRegions(snapshot), "regions",
-                          snapshot.regions.size(),
+void writeInfoJson(const Snapshot &snapshot, llvm::raw_ostream &out) {
+  writeJsonStreamingArray(out, infoJsonWithoutRegions(snapshot), "regions", snapshot.regions.size(),
                           [&](size_t i) { return regionJson(snapshot.regions[i]); });
-  stream << "\n";
+  out << "\n";
 }
 
-void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
+void writeInfoText(const Snapshot &snapshot, llvm::raw_ostream &out) {
   const ProcessInfo &p = snapshot.process;
   out << printable(snapshot.path) << ": " << formatName(snapshot.format).str() << ", "
-      << printable(snapshot.system.os) << "/" << printable(snapshot.system.arch) << ", "
+      << osName(snapshot.system.os).str() << "/" << printable(snapshot.system.arch) << ", "
       << (snapshot.system.little_endian ? "little" : "big") << "-endian, "
       << snapshot.system.pointer_size * 8 << "-bit\n";
   out << "process: " << (p.name.empty() ? "(unknown)" : printable(p.name));
@@ -175,10 +172,10 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   auto row = [&out](const std::string &start, const std::string &end, const std::string &size,
                     const std::string &perm, const std::string &cls, const std::string &source,
                     const std::string &captured, const std::string &file) {
-    out << std::left << std::setw(18) << start << ' ' << std::setw(18) << end << ' ' << std::right
-        << std::setw(10) << size << ' ' << std::left << std::setw(4) << perm << ' ' << std::setw(9)
-        << cls << ' ' << std::setw(14) << source << ' ' << std::right << std::setw(10) << captured
-        << "  " << file << "\n";
+    out << llvm::left_justify(start, 18) << ' ' << llvm::left_justify(end, 18) << ' '
+        << llvm::right_justify(size, 10) << ' ' << llvm::left_justify(perm, 4) << ' '
+        << llvm::left_justify(cls, 9) << ' ' << llvm::left_justify(source, 14) << ' '
+        << llvm::right_justify(captured, 10) << "  " << file << "\n";
   };
   row("start", "end", "size", "perm", "class", "classed by", "captured", "file");
   for (const Region &r : snapshot.regions) {
@@ -193,9 +190,9 @@ void writeInfoText(const Snapshot &snapshot, std::ostream &out) {
   ClassTotals totals = classTotals(snapshot);
   out << "\ncaptured bytes by class:\n";
   auto total_row = [&out](const std::string &name, uint64_t regions, uint64_t captured) {
-    out << "  " << std::left << std::setw(10) << name << ' ' << std::right << std::setw(5)
-        << regions << " regions " << std::setw(12) << humanBytes(captured) << " captured ("
-        << captured << " bytes)\n";
+    out << "  " << llvm::left_justify(name, 10) << ' ' << llvm::format_decimal(regions, 5)
+        << " regions " << llvm::right_justify(humanBytes(captured), 12) << " captured (" << captured
+        << " bytes)\n";
   };
   for (RegionClass c : kClasses) {
     auto i = static_cast<size_t>(c);

@@ -12,23 +12,6 @@ using namespace detail;
 
 namespace {
 
-Json optionsJson(const AnalyzeOptions &o) {
-  Json j;
-  j["min_size"] = o.min_size;
-  j["max_size"] = o.max_size == UINT64_MAX ? Json(nullptr) : Json(o.max_size);
-  Json kinds = Json::array();
-  for (ContentKind k : o.kinds)
-    kinds.push_back(kindName(k).str());
-  j["kinds"] = std::move(kinds);
-  j["state"] = o.state ? Json(stateName(*o.state).str()) : Json(nullptr);
-  j["walkers"] = o.walkers;
-  j["region_scan"] = o.region_scan;
-  if (o.full_hash)
-    j["full_hash"] = true;
-  j["group_by"] = o.group_by == GroupBy::Size ? "size" : "size,kind";
-  return j;
-}
-
 Json groupJson(const Analysis &analysis, const SizeGroup &g) {
   Json j;
   j["size"] = g.size;

@@ -31,6 +31,10 @@ Json diagnosticsJson(const Diagnostics &diags);
 /// time).
 Json infoJson(const Snapshot &snapshot);
 
+/// The analysis options as the report's `options` object records them (report_options.cpp, beside
+/// recordedOptions, which reads them back).
+Json optionsJson(const AnalyzeOptions &options);
+
 /// One walker's heaps as they appear in the report's `heaps` array (and in `heap --json`).
 Json heapJson(const HeapWalkResult &heap);
 

@@ -5,10 +5,10 @@
 #include "dumpsift/support/terminal_text.h"
 #include "group_labels.h"
 
+#include "llvm/Support/Format.h"
+
 #include <array>
-#include <iomanip>
 #include <map>
-#include <sstream>
 
 namespace dumpsift {
 
@@ -24,7 +24,7 @@ std::string plural(uint64_t n, const std::string &noun) {
 
 /// `note` as a list item ("  - "), wrapped at word boundaries to kNoteWidth columns, its further
 /// lines indented under its first word. A word longer than a line is left whole.
-void writeWrapped(const std::string &note, std::ostream &out) {
+void writeWrapped(const std::string &note, llvm::raw_ostream &out) {
   constexpr size_t kNoteWidth = 100;
   std::string line = "  -";
   size_t pos = 0;
@@ -47,7 +47,7 @@ void writeWrapped(const std::string &note, std::ostream &out) {
 } // namespace
 
 void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
-                      std::ostream &out) {
+                      llvm::raw_ostream &out) {
   out << detail::dumpLine(snapshot) << "\n";
   if (const std::optional<Truncation> &t = snapshot.truncation)
     out << "TRUNCATED: the file ends at byte " << groupedDigits(t->file_size) << " of "
@@ -102,11 +102,12 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
       example_width = std::max(example_width, r[4].size());
     }
     for (const auto &r : rows) {
-      std::ostringstream line;
-      line << std::right << std::setw(int(size_width)) << r[0] << "  " << std::left << std::setw(7)
-           << r[1] << std::right << std::setw(6) << r[2] << " " << std::setw(10) << r[3] << "  "
-           << std::left << std::setw(int(example_width)) << r[4] << "  " << r[5];
-      std::string text = line.str();
+      std::string text;
+      llvm::raw_string_ostream line(text);
+      line << llvm::right_justify(r[0], unsigned(size_width)) << "  " << llvm::left_justify(r[1], 7)
+           << llvm::right_justify(r[2], 6) << " " << llvm::right_justify(r[3], 10) << "  "
+           << llvm::left_justify(r[4], unsigned(example_width)) << "  " << r[5];
+      line.flush();
       text.erase(text.find_last_not_of(' ') + 1); // no trailing blanks on the TOTAL row
       out << text << "\n";
     }

@@ -18,6 +18,8 @@ namespace {
 
 constexpr llvm::StringRef kProtocolHeader("AMQP\0\0\x09\x01", 8);
 constexpr uint8_t kFrameEnd = 0xCE;
+/// Type, channel and payload size: the bytes before a frame's payload.
+constexpr size_t kFrameHeaderBytes = 7;
 constexpr uint8_t kMethod = 1, kHeader = 2, kBody = 3, kHeartbeat = 8;
 /// Frames above this size are not believed (frame_max is negotiated; brokers use up to 128 KiB,
 /// and a few MiB at most).
@@ -131,7 +133,7 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   const uint8_t type = d[p];
   if (type != kMethod && type != kHeader && type != kBody && type != kHeartbeat)
     return FrameStatus::Bad;
-  if (avail < 7)
+  if (avail < kFrameHeaderBytes)
     return FrameStatus::Cut;
   frame.type = type;
   frame.channel = read16be(d.data() + p + 1);
@@ -139,8 +141,8 @@ FrameStatus checkFrame(Bytes d, size_t p, AmqpFrame &frame) {
   frame.offset = p;
   if (frame.size > kMaxFrameSize)
     return FrameStatus::Bad;
-  const uint8_t *pl = d.data() + p + 7;
-  const size_t pl_avail = avail - 7;
+  const uint8_t *pl = d.data() + p + kFrameHeaderBytes;
+  const size_t pl_avail = avail - kFrameHeaderBytes;
   switch (type) {
   case kHeartbeat:
     if (frame.channel != 0 || frame.size != 0)
@@ -209,7 +211,7 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
   }
   while (status == FrameStatus::Whole && layout.frames.size() < AmqpLayout::kMaxFrames) {
     layout.frames.push_back(frame);
-    const uint8_t *pl = d.data() + p + 7;
+    const uint8_t *pl = d.data() + p + kFrameHeaderBytes;
     if (frame.type == kMethod && layout.class_id == 0) {
       layout.class_id = read16be(pl);
       layout.method_id = read16be(pl + 2);
@@ -253,6 +255,23 @@ public:
   /// payload, about one chance in 2^40 for bytes that are not AMQP. Content header and body
   /// frames alone are too weak to be believed at any offset.
   llvm::StringRef scanLeadBytes() const override { return llvm::StringRef("A\x01", 2); }
+
+  /// A body frame is no lead of its own (its first byte is common and it has no magic), but its
+  /// payload (a JPEG, JSON) may be: the body frame around memory[at] when the 7 bytes before it
+  /// are a body frame's header (type 3, a channel other than 0, a size other than 0) and the
+  /// frame-end byte is where that size says. So a stale copy of a client's frame in memory no
+  /// walker claims is reported as the frame it is.
+  std::optional<ByteSpan> frameAround(Bytes memory, size_t at) const override {
+    if (at < kFrameHeaderBytes || at >= memory.size())
+      return std::nullopt;
+    const uint8_t *header = memory.data() + at - kFrameHeaderBytes;
+    const uint16_t channel = read16be(header + 1);
+    const uint32_t size = read32be(header + 3);
+    if (header[0] != kBody || channel == 0 || size == 0 || size >= memory.size() - at ||
+        memory[at + size] != kFrameEnd)
+      return std::nullopt;
+    return ByteSpan{at - kFrameHeaderBytes, kFrameHeaderBytes + uint64_t(size) + 1};
+  }
 
   /// The protocol header, or a method frame of the basic class (publish, deliver, ...): class 60
   /// at +7 and frame type 1 at +0.
@@ -300,18 +319,18 @@ public:
       }
     if (layout->body_size) {
       r.details.set("body_size", *layout->body_size);
-      r.details.set("complete", body_bytes >= *layout->body_size);
+      r.setComplete(body_bytes >= *layout->body_size);
     }
     r.details.set("body_bytes", body_bytes);
     if (!layout->content_type.empty())
       r.details.set("content_type", layout->content_type);
-    r.details.set("truncated", layout->truncated);
+    r.setTruncated(layout->truncated);
     if (layout->padding_bytes)
       r.details.set("padding_bytes", layout->padding_bytes);
     if (first_body) {
-      llvm::StringRef payload = nestedKind(data.slice(first_body->offset + 7, first_body->size));
-      if (!payload.empty())
-        r.details.set("payload_kind", payload.str());
+      if (std::optional<ContentKind> payload =
+              nestedKind(data.slice(first_body->offset + kFrameHeaderBytes, first_body->size)))
+        r.setPayloadKind(*payload);
     }
     return r;
   }

@@ -134,7 +134,7 @@ public:
     r.details.set("method", std::string(zipMethodName(method)));
     r.details.set("encrypted", encrypted);
     r.details.set("entry_count", entries);
-    r.details.set("complete", end.has_value());
+    r.setComplete(end.has_value());
     return r;
   }
 };
@@ -191,7 +191,7 @@ public:
     r.details.set("version", std::string(reinterpret_cast<const char *>(d.data()) + 5, 3));
     r.details.set("linearized", findLiteralIn(d, 0, 1024, "/Linearized") != kNoCandidate);
     r.details.set("eof_markers", eof_markers);
-    r.details.set("complete", complete);
+    r.setComplete(complete);
     return r;
   }
 };

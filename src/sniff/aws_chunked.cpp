@@ -194,7 +194,7 @@ bool walkAwsChunked(Bytes d, AwsChunkedLayout &layout) {
 /// The kind of the stale bytes behind a final chunk written over a reused frame buffer: the rest
 /// of an earlier frame, whose header line's tail (ending in CRLF) is skipped, so the kind is that
 /// of the earlier chunk's data; JPEG entropy-coded data (the middle of an image) counts as jpeg.
-llvm::StringRef staleKind(Bytes stale) {
+std::optional<ContentKind> staleKind(Bytes stale) {
   const size_t window = std::min(stale.size(), kMaxHeaderRemnant + 2);
   size_t data = 0;
   for (size_t q = 0; q + 1 < window; ++q) {
@@ -206,9 +206,9 @@ llvm::StringRef staleKind(Bytes stale) {
       break; // binary before any CRLF: no header remnant
   }
   const Bytes rest = stale.drop_front(data);
-  llvm::StringRef kind = nestedKind(rest);
-  if ((kind == "random" || kind == "unknown") && isJpegEntropyCoded(rest))
-    return "jpeg";
+  const std::optional<ContentKind> kind = nestedKind(rest);
+  if ((kind == ContentKind::Random || kind == ContentKind::Unknown) && isJpegEntropyCoded(rest))
+    return ContentKind::Jpeg;
   return kind;
 }
 
@@ -265,9 +265,9 @@ public:
     for (size_t i = 0; i < layout->chunks.size() && i < kMaxListedSizes; ++i)
       sizes.push_back(layout->chunks[i].size);
     r.details.set("chunk_sizes", std::move(sizes));
-    r.details.set("final_chunk", layout->final_chunk);
-    r.details.set("complete", layout->complete);
-    r.details.set("truncated", layout->cut);
+    r.setFinalChunk(layout->final_chunk);
+    r.setComplete(layout->complete);
+    r.setTruncated(layout->cut);
     r.details.set("payload_bytes", layout->payload_bytes);
     if (!layout->trailer_names.empty()) {
       std::string names;
@@ -278,9 +278,9 @@ public:
     for (const AwsChunk &chunk : layout->chunks) {
       if (chunk.available == 0)
         continue;
-      llvm::StringRef payload = nestedKind(data.slice(chunk.data_offset, chunk.available));
-      if (!payload.empty())
-        r.details.set("payload_kind", payload.str());
+      if (std::optional<ContentKind> payload =
+              nestedKind(data.slice(chunk.data_offset, chunk.available)))
+        r.setPayloadKind(*payload);
       break;
     }
     if (layout->complete) {
@@ -288,10 +288,9 @@ public:
       // over an earlier frame). The stale tail runs to the last non-zero byte.
       const Bytes behind = data.drop_front(layout->length);
       if (const uint64_t stale = contentEnd(behind)) {
-        r.details.set("stale_bytes", stale);
-        llvm::StringRef kind = staleKind(behind.take_front(stale));
-        if (!kind.empty())
-          r.details.set("stale_kind", kind.str());
+        r.setStaleBytes(stale);
+        if (std::optional<ContentKind> kind = staleKind(behind.take_front(stale)))
+          r.details.set("stale_kind", kindName(*kind).str());
       }
     }
     return r;

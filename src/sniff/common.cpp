@@ -67,16 +67,16 @@ size_t findLiteral(Bytes data, size_t from, size_t limit, llvm::StringRef litera
   return findLiteralIn(data, from, end, literal);
 }
 
-llvm::StringRef nestedKind(Bytes payload) {
+std::optional<ContentKind> nestedKind(Bytes payload) {
   thread_local unsigned depth = 0;
   constexpr unsigned kMaxDepth = 2;
   if (payload.empty() || depth >= kMaxDepth)
-    return "";
+    return std::nullopt;
   struct Guard {
     Guard() { ++depth; }
     ~Guard() { --depth; }
   } guard;
-  return kindName(sniff(payload).kind);
+  return sniff(payload).kind;
 }
 
 std::string printableString(Bytes data, size_t max) {

@@ -52,9 +52,9 @@ size_t findLiteral(Bytes data, size_t from, size_t limit, llvm::StringRef litera
 /// Like findLiteral, but the first match of `literal` at or after `from` anywhere in data[..end).
 size_t findLiteralIn(Bytes data, size_t from, size_t end, llvm::StringRef literal);
 
-/// The kind name of a nested payload (the body of a frame, the start of inflated data), or ""
+/// The kind of a nested payload (the body of a frame, the start of inflated data), or nullopt
 /// when the payload is empty or nesting is already too deep (two levels). Thread-safe.
-llvm::StringRef nestedKind(Bytes payload);
+std::optional<ContentKind> nestedKind(Bytes payload);
 
 /// Copies at most `max` bytes of `data` into a string, replacing bytes outside printable ASCII by
 /// '?'; for names and titles in details.
@@ -71,7 +71,8 @@ inline constexpr size_t kTextEndScan = 1u << 20;
 size_t textEnd(Bytes data, size_t from);
 
 // The sniffer factories, one per signature kind of kinds.def, each defined in its sniffer's file.
-#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, family, mime, payloads, thumbnail, colour,  \
+                                factory, priority)                                                 \
   std::unique_ptr<Sniffer> factory();
 #include "dumpsift/sniff/kinds.def"
 

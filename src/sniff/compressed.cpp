@@ -100,8 +100,8 @@ SniffResult inflateResult(ContentKind kind, Bytes data, const InflateOutcome &o,
     r.length = o.consumed; // damage starts within the last input zlib looked at
   }
   r.structure_length = o.consumed;
-  r.details.set("complete", complete);
-  r.details.set("truncated", o.status == InflateStatus::Truncated);
+  r.setComplete(complete);
+  r.setTruncated(o.status == InflateStatus::Truncated);
   r.details.set("status", std::string(complete                               ? "complete"
                                       : o.status == InflateStatus::Truncated ? "truncated"
                                       : o.status == InflateStatus::Budget    ? "budget"
@@ -110,9 +110,8 @@ SniffResult inflateResult(ContentKind kind, Bytes data, const InflateOutcome &o,
     r.details.set("compressed_length", o.consumed);
   r.details.set("uncompressed_bytes", o.produced);
   r.details.set("budget_exhausted", o.status == InflateStatus::Budget);
-  llvm::StringRef payload = nestedKind(Bytes(head.data(), o.head_size));
-  if (!payload.empty())
-    r.details.set("payload_kind", payload.str());
+  if (std::optional<ContentKind> payload = nestedKind(Bytes(head.data(), o.head_size)))
+    r.setPayloadKind(*payload);
   return r;
 }
 
@@ -327,8 +326,8 @@ public:
       r.details.set("dict_id", dict_id);
     r.details.set("has_checksum", checksum);
     r.details.set("block_count", blocks);
-    r.details.set("complete", status == Complete);
-    r.details.set("truncated", status == Truncated);
+    r.setComplete(status == Complete);
+    r.setTruncated(status == Truncated);
     return r;
   }
 };

@@ -1,4 +1,5 @@
-// Details: the ordered facts a sniffer reports about content (sniffer.h).
+// Details: the ordered facts a sniffer reports about content, and the setters of SniffResult
+// that keep its typed facts and their details together (sniffer.h).
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/support/utf8.h"
 
@@ -21,6 +22,38 @@ const DetailValue *Details::get(llvm::StringRef key) const {
     if (key == entry.first)
       return &entry.second;
   return nullptr;
+}
+
+void SniffResult::setComplete(bool value) {
+  complete = value;
+  details.set("complete", value);
+}
+
+void SniffResult::setTruncated(bool value) {
+  truncated = value;
+  details.set("truncated", value);
+}
+
+void SniffResult::setFinalChunk(bool value) {
+  final_chunk = value;
+  details.set("final_chunk", value);
+}
+
+void SniffResult::setPayloadKind(ContentKind value) {
+  payload_kind = value;
+  details.set("payload_kind", kindName(value).str());
+}
+
+void SniffResult::setStaleBytes(uint64_t value) {
+  stale_bytes = value;
+  details.set("stale_bytes", value);
+}
+
+void SniffResult::setDimensions(uint64_t image_width, uint64_t image_height) {
+  width = image_width;
+  height = image_height;
+  details.set("width", image_width);
+  details.set("height", image_height);
 }
 
 } // namespace dumpsift

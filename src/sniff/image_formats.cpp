@@ -95,12 +95,11 @@ public:
     if (status == Corrupt && blocks == 0)
       return std::nullopt;
     SniffResult r = makeResult(ContentKind::Gif, end, status != Complete);
-    r.details.set("width", uint64_t(width));
-    r.details.set("height", uint64_t(height));
+    r.setDimensions(uint64_t(width), uint64_t(height));
     r.details.set("version", std::string(d[4] == '7' ? "87a" : "89a"));
     r.details.set("frame_count", frames);
-    r.details.set("complete", status == Complete);
-    r.details.set("truncated", status == Truncated);
+    r.setComplete(status == Complete);
+    r.setTruncated(status == Truncated);
     return r;
   }
 };
@@ -181,11 +180,10 @@ public:
         return std::nullopt;
     }
     SniffResult r = makeResult(ContentKind::Webp, complete ? length : d.size(), !complete);
-    r.details.set("width", width);
-    r.details.set("height", height);
+    r.setDimensions(width, height);
     r.details.set("encoding", std::string(encoding));
     r.details.set("riff_size", riff);
-    r.details.set("complete", complete);
+    r.setComplete(complete);
     return r;
   }
 };
@@ -250,12 +248,11 @@ public:
       return std::nullopt;
     const bool complete = file_size <= d.size();
     SniffResult r = makeResult(ContentKind::Bmp, complete ? file_size : d.size(), !complete);
-    r.details.set("width", uint64_t(width));
-    r.details.set("height", uint64_t(abs_height));
+    r.setDimensions(uint64_t(width), uint64_t(abs_height));
     r.details.set("bits_per_pixel", uint64_t(bpp));
     r.details.set("top_down", height < 0);
     r.details.set("file_size", file_size);
-    r.details.set("complete", complete);
+    r.setComplete(complete);
     return r;
   }
 };

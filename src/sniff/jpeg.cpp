@@ -414,15 +414,14 @@ public:
         r.details.set("container", std::string(w.exif ? "exif" : "jfif"));
     }
     if (w.sof) {
-      r.details.set("width", uint64_t(w.width));
-      r.details.set("height", uint64_t(w.height));
+      r.setDimensions(uint64_t(w.width), uint64_t(w.height));
       r.details.set("components", uint64_t(w.components));
       r.details.set("precision", uint64_t(w.precision));
       r.details.set("progressive", w.progressive);
       r.details.set("subsampling", std::string(subsamplingName(w)));
     }
-    r.details.set("complete", status == WalkEnd::Complete);
-    r.details.set("truncated", status == WalkEnd::Truncated);
+    r.setComplete(status == WalkEnd::Complete);
+    r.setTruncated(status == WalkEnd::Truncated);
     r.details.set("status", std::string(status == WalkEnd::Complete    ? "complete"
                                         : status == WalkEnd::Truncated ? "truncated"
                                                                        : "corrupt"));

@@ -103,14 +103,13 @@ public:
       }
     }
     SniffResult r = makeResult(ContentKind::Png, end, status != Complete);
-    r.details.set("width", uint64_t(width));
-    r.details.set("height", uint64_t(height));
+    r.setDimensions(uint64_t(width), uint64_t(height));
     r.details.set("bit_depth", uint64_t(depth));
     r.details.set("color_type", uint64_t(color));
     r.details.set("interlaced", interlace == 1);
     r.details.set("chunk_count", chunks);
-    r.details.set("complete", status == Complete);
-    r.details.set("truncated", status == Truncated);
+    r.setComplete(status == Complete);
+    r.setTruncated(status == Truncated);
     r.details.set("status", std::string(status == Complete    ? "complete"
                                         : status == Truncated ? "truncated"
                                                               : "corrupt"));

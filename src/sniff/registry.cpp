@@ -1,5 +1,5 @@
-// The one list of content kinds and their sniffers, read from kinds.def. Adding a kind: one row
-// there plus the sniffer's file; nothing here changes.
+// The one list of content kinds, their facts and their sniffers, read from kinds.def. Adding a
+// kind: one row there plus the sniffer's file; nothing here changes.
 #include "common.h"
 
 #include <algorithm>
@@ -12,43 +12,74 @@ using namespace sniffimpl;
 namespace {
 
 struct KindRow {
-  ContentKind kind;
-  const char *name;
-  const char *extension;
+  KindFacts facts;
   std::unique_ptr<Sniffer> (*factory)(); // nullptr for the statistical kinds
   int priority;
 };
 
 constexpr KindRow kKinds[] = {
-#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority)                          \
-  {ContentKind::kind, name, extension, factory, priority},
-#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension)                                           \
-  {ContentKind::kind, name, extension, nullptr, 0},
+#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, family, mime, payloads, thumbnail, colour,  \
+                                factory, priority)                                                 \
+  {{ContentKind::kind, name, extension, KindFamily::family, mime, KindPayloads::payloads,          \
+    thumbnail, colour, true},                                                                      \
+   factory,                                                                                        \
+   priority},
+#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension, family, mime, colour)                     \
+  {{ContentKind::kind, name, extension, KindFamily::family, mime, KindPayloads::None, false,       \
+    colour, false},                                                                                \
+   nullptr,                                                                                        \
+   0},
 #include "dumpsift/sniff/kinds.def"
 };
 
 } // namespace
 
+const KindFacts &kindFacts(ContentKind kind) {
+  return kKinds[static_cast<size_t>(kind)].facts;
+}
+
 llvm::StringRef kindName(ContentKind kind) {
-  return kKinds[static_cast<size_t>(kind)].name;
+  return kindFacts(kind).name;
 }
 
 llvm::StringRef kindExtension(ContentKind kind) {
-  return kKinds[static_cast<size_t>(kind)].extension;
+  return kindFacts(kind).extension;
 }
 
 std::optional<ContentKind> parseKind(llvm::StringRef name) {
   for (const KindRow &row : kKinds)
-    if (name == row.name)
-      return row.kind;
+    if (name == row.facts.name)
+      return row.facts.kind;
   return std::nullopt;
+}
+
+llvm::StringRef familyName(KindFamily family) {
+  switch (family) {
+  case KindFamily::Image:
+    return "image";
+  case KindFamily::Compressed:
+    return "compressed";
+  case KindFamily::Archive:
+    return "archive";
+  case KindFamily::Document:
+    return "document";
+  case KindFamily::Framing:
+    return "framing";
+  case KindFamily::StructuredText:
+    return "structured-text";
+  case KindFamily::Text:
+    return "text";
+  case KindFamily::Statistical:
+    return "statistical";
+  }
+  return "statistical";
 }
 
 const std::vector<ContentKind> &allKinds() {
   static const std::vector<ContentKind> kinds = [] {
     std::vector<ContentKind> list;
     for (const KindRow &row : kKinds)
-      list.push_back(row.kind);
+      list.push_back(row.facts.kind);
     return list;
   }();
   return kinds;

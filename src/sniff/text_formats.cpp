@@ -202,6 +202,7 @@ public:
         estimated = false;
       }
     }
+    const std::optional<ContentKind> body_kind = nestedKind(body);
     SniffResult r = makeResult(ContentKind::Http, length, estimated);
     r.details.set("version", std::string("1.") + version);
     if (response) {
@@ -213,8 +214,10 @@ public:
     }
     r.details.set("header_count", uint64_t(headers));
     r.details.set("head_complete", head_complete);
-    if (head_complete)
+    if (head_complete) {
+      r.body = MessageBody{p, body_kind, !transfer_encoding.empty()};
       r.details.set("head_length", uint64_t(p));
+    }
     if (!host.empty())
       r.details.set("host", printableString(host));
     if (!content_type.empty())
@@ -225,10 +228,9 @@ public:
       r.details.set("content_encoding", printableString(content_encoding));
     if (!transfer_encoding.empty())
       r.details.set("transfer_encoding", printableString(transfer_encoding));
-    r.details.set("complete", complete);
-    llvm::StringRef body_kind = nestedKind(body);
-    if (!body_kind.empty())
-      r.details.set("body_kind", body_kind.str());
+    r.setComplete(complete);
+    if (body_kind)
+      r.details.set("body_kind", kindName(*body_kind).str());
     return r;
   }
 };
@@ -442,9 +444,61 @@ JsonScan scanJson(Bytes d, size_t limit = kScanLimit) {
   }
 }
 
+// Text has no signature, so the region scan believes JSON text only where it is strong: an
+// object or array opening as JSON does ('{"', '[{"', '["' or '[' and a digit, whitespace allowed
+// between), where a value of its own can start (not right after a byte JSON puts before a nested
+// value, nor after a quote or a backslash, as inside a string: so the values nested in JSON that
+// fails to close are not tried again, one by one), valid to its closing bracket within
+// kJsonTextLimit bytes and at least kSmallestJsonText long (shorter bracketed fragments occur in
+// any text).
+constexpr uint64_t kSmallestJsonText = 256;
+constexpr uint64_t kJsonTextLimit = 16u << 20;
+
+/// True when memory[i] can start JSON text of its own (see above).
+bool jsonTextLead(Bytes memory, uint64_t i) {
+  const uint8_t open = memory[i];
+  if (open != '{' && open != '[')
+    return false;
+  if (i > 0) {
+    const uint8_t before = memory[i - 1];
+    if (before == '[' || before == ',' || before == ':' || before == '"' || before == '\\' ||
+        isSpace(before))
+      return false;
+  }
+  // The byte after `from` and at most 64 bytes of whitespace (0 past the end).
+  auto next_token = [&](uint64_t from, uint64_t &at) -> uint8_t {
+    at = from + 1;
+    while (at < memory.size() && at - from <= 64 && isSpace(memory[at]))
+      ++at;
+    return at < memory.size() ? memory[at] : 0;
+  };
+  uint64_t at = 0;
+  const uint8_t c = next_token(i, at);
+  if (open == '{')
+    return c == '"';
+  if (c == '"' || (c >= '0' && c <= '9'))
+    return true;
+  return c == '{' && next_token(at, at) == '"';
+}
+
 class JsonSniffer final : public Sniffer {
 public:
   ContentKind kind() const override { return ContentKind::Json; }
+
+  /// An object or an array.
+  llvm::StringRef closedLeadBytes() const override { return "{["; }
+
+  /// JSON text of its own that closes within kJsonTextLimit and is at least kSmallestJsonText
+  /// long (see jsonTextLead).
+  std::optional<uint64_t> closedLength(Bytes memory, size_t at) const override {
+    if (at >= memory.size() || !jsonTextLead(memory, at))
+      return std::nullopt;
+    const std::optional<uint64_t> length =
+        closedJsonValueLength(memory.drop_front(at), kJsonTextLimit);
+    if (!length || *length < kSmallestJsonText)
+      return std::nullopt;
+    return length;
+  }
 
   /// '{' or '[' (after a BOM and whitespace) followed by something that can come next in JSON.
   bool quickCheck(Bytes head) const override {
@@ -487,8 +541,8 @@ public:
     const uint64_t length = s.end == ScanEnd::Limit ? textEnd(d, s.pos) : s.pos;
     SniffResult r = makeResult(ContentKind::Json, length, s.end != ScanEnd::Closed);
     r.details.set("top_level", std::string(d[first] == '{' ? "object" : "array"));
-    r.details.set("complete", s.end == ScanEnd::Closed);
-    r.details.set("truncated", s.end == ScanEnd::Truncated);
+    r.setComplete(s.end == ScanEnd::Closed);
+    r.setTruncated(s.end == ScanEnd::Truncated);
     r.details.set("status", std::string(s.end == ScanEnd::Closed      ? "complete"
                                         : s.end == ScanEnd::Truncated ? "truncated"
                                         : s.end == ScanEnd::Limit     ? "scan_limit"
@@ -747,8 +801,8 @@ public:
       r.details.set("root", printableString(d.slice(s.root_start, s.root_len), 64));
     if (s.encoding_len)
       r.details.set("encoding", printableString(d.slice(s.encoding_start, s.encoding_len), 32));
-    r.details.set("complete", s.end == ScanEnd::Closed);
-    r.details.set("truncated", s.end == ScanEnd::Truncated);
+    r.setComplete(s.end == ScanEnd::Closed);
+    r.setTruncated(s.end == ScanEnd::Truncated);
     return r;
   }
 };
@@ -851,8 +905,8 @@ public:
           r.details.set("title", printableString(d.slice(gt + 1, lt - gt - 1), 120));
       }
     }
-    r.details.set("complete", complete);
-    r.details.set("truncated", !complete && text_end < d.size());
+    r.setComplete(complete);
+    r.setTruncated(!complete && text_end < d.size());
     return r;
   }
 };

@@ -72,7 +72,7 @@ std::optional<Thumbnail> encodeThumbnail(const BoxFilter &box, bool partial) {
   Thumbnail thumb;
   thumb.bytes.assign(jpeg, jpeg + jpeg_size);
   tjFree(jpeg);
-  thumb.mime = "image/jpeg";
+  thumb.mime = kindFacts(ContentKind::Jpeg).mime_type;
   thumb.width = box.outWidth();
   thumb.height = box.outHeight();
   thumb.partial = partial;
@@ -110,7 +110,7 @@ bool progressiveJpeg(Bytes jpeg) {
 }
 
 std::optional<Thumbnail> jpegThumbnail(Bytes content, const ThumbnailLimits &limits) {
-  const Bytes stream = content.take_front(limits.max_decode_bytes);
+  const Bytes stream = thumbnailInput(ContentKind::Jpeg, content, limits);
   Handle decoder(tjInitDecompress(), tjDestroy);
   if (!decoder)
     return std::nullopt;
@@ -237,33 +237,23 @@ std::optional<Thumbnail> pngThumbnail(Bytes content, const ThumbnailLimits &limi
 } // namespace
 
 bool hasThumbnail(ContentKind kind) {
-  switch (kind) {
-  case ContentKind::Jpeg:
-  case ContentKind::Png:
-  case ContentKind::Gif:
-  case ContentKind::Webp:
-  case ContentKind::Bmp:
-    return true;
-  default:
-    return false;
-  }
+  return kindFacts(kind).thumbnail;
+}
+
+Bytes thumbnailInput(ContentKind kind, Bytes content, const ThumbnailLimits &limits) {
+  return kind == ContentKind::Jpeg ? content.take_front(limits.max_decode_bytes) : content;
 }
 
 std::optional<Thumbnail> makeThumbnail(ContentKind kind, Bytes content,
                                        const ThumbnailLimits &limits) {
-  if (content.empty())
+  if (content.empty() || !hasThumbnail(kind))
     return std::nullopt;
   if (kind == ContentKind::Jpeg)
     return jpegThumbnail(content, limits);
-  if (!hasThumbnail(kind))
-    return std::nullopt;
   if (content.size() > limits.max_inline_bytes)
     return kind == ContentKind::Png ? pngThumbnail(content, limits) : std::nullopt;
   Thumbnail thumb;
-  thumb.mime = kind == ContentKind::Png    ? "image/png"
-               : kind == ContentKind::Gif  ? "image/gif"
-               : kind == ContentKind::Webp ? "image/webp"
-                                           : "image/bmp";
+  thumb.mime = kindFacts(kind).mime_type;
   thumb.bytes.assign(content.begin(), content.end());
   return thumb;
 }

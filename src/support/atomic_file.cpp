@@ -1,5 +1,7 @@
 #include "dumpsift/support/atomic_file.h"
 
+#include "dumpsift/support/error.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -12,8 +14,7 @@ llvm::Error writeFileAtomically(llvm::StringRef path,
   int fd = -1;
   llvm::SmallString<256> temp_path;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(temp_model, fd, temp_path))
-    return llvm::createStringError(ec, "cannot create a file beside '%s': %s", path.str().c_str(),
-                                   ec.message().c_str());
+    return createError("cannot create a file beside '" + path + "': " + ec.message());
   llvm::Error result = llvm::Error::success();
   {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
@@ -22,14 +23,12 @@ llvm::Error writeFileAtomically(llvm::StringRef path,
     if (!result && out.has_error()) {
       std::error_code ec = out.error();
       out.clear_error();
-      result = llvm::createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
-                                       ec.message().c_str());
+      result = createError("cannot write '" + path + "': " + ec.message());
     }
   }
   if (!result) {
     if (std::error_code ec = llvm::sys::fs::rename(temp_path, path))
-      result = llvm::createStringError(ec, "cannot rename onto '%s': %s", path.str().c_str(),
-                                       ec.message().c_str());
+      result = createError("cannot rename onto '" + path + "': " + ec.message());
   }
   if (result)
     (void)llvm::sys::fs::remove(temp_path);

@@ -15,8 +15,7 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
-
-#include <iostream>
+#include "llvm/Support/raw_ostream.h"
 
 namespace dumpsift::tool {
 
@@ -133,20 +132,20 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   if (args.json || args.quiet)
     return kExitOk;
   writeSummaryText(**snapshot, analysis, TextOptions{args.top == 0 ? SIZE_MAX : args.top},
-                   std::cout);
+                   llvm::outs());
   if (extraction) {
     llvm::SmallString<256> manifest(extraction->dir);
     llvm::sys::path::append(manifest, kManifestName);
-    std::cout << "\nExtracted " << extraction->files.size()
-              << (extraction->files.size() == 1 ? " file (" : " files (")
-              << humanBytes(extraction->bytes_written) << ") into " << printable(extraction->dir)
-              << ", listed in " << printable(manifest.str());
+    llvm::outs() << "\nExtracted " << extraction->files.size()
+                 << (extraction->files.size() == 1 ? " file (" : " files (")
+                 << humanBytes(extraction->bytes_written) << ") into " << printable(extraction->dir)
+                 << ", listed in " << printable(manifest.str());
     if (extraction->duplicates)
-      std::cout << " (" << extraction->duplicates << " duplicates written once)";
-    std::cout << "\n";
+      llvm::outs() << " (" << extraction->duplicates << " duplicates written once)";
+    llvm::outs() << "\n";
   }
   if (!args.html.empty())
-    std::cout << "\nHTML report: " << args.html << "\n";
+    llvm::outs() << "\nHTML report: " << args.html << "\n";
   return kExitOk;
 }
 } // namespace

@@ -1,6 +1,6 @@
 // `dumpsift check REPORT|DUMP --rules RULES`: does a report pass a rules file (docs/ci.md)?
-#include "dumpsift/compare/rules.h"
 #include "dumpsift/report/comparison.h"
+#include "dumpsift/report/rules_file.h"
 #include "dumpsift/support/error.h"
 #include "options.h"
 #include "report_input.h"
@@ -8,8 +8,6 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <iostream>
 
 namespace dumpsift::tool {
 
@@ -66,7 +64,7 @@ llvm::Expected<int> runCheck(const CheckArgs &args, bool analyze_options_given) 
                     "and were ignored\n";
 
   std::vector<RuleResult> results = checkRules(*figures, *rules);
-  writeCheckResults(results, output, std::cout);
+  writeCheckResults(results, output, llvm::outs());
   for (const RuleResult &r : results)
     if (!r.passed)
       return kExitRegression;

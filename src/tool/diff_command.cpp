@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <iostream>
 
 namespace dumpsift::tool {
 
@@ -94,10 +93,10 @@ llvm::Expected<int> runDiff(const DiffArgs &args, bool analyze_options_given) {
   ReportDiff diff = diffReports(*before, *after);
   std::vector<Regression> regressions = findRegressions(diff, limits);
   if (args.json)
-    writeDiffJson(diff, regressions, args.before, args.after, std::cout);
+    writeDiffJson(diff, regressions, args.before, args.after, llvm::outs());
   else
     writeDiffText(diff, regressions, args.before, args.after,
-                  DiffTextOptions{args.all ? 0 : args.top, args.all}, std::cout);
+                  DiffTextOptions{args.all ? 0 : args.top, args.all}, llvm::outs());
   return regressions.empty() ? kExitOk : kExitRegression;
 }
 

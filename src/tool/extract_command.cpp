@@ -7,10 +7,12 @@
 #include "dumpsift/support/terminal_text.h"
 #include "tool.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <iostream>
+#include <initializer_list>
+#include <vector>
 
 namespace dumpsift::tool {
 
@@ -25,6 +27,19 @@ struct ExtractCmdArgs {
   bool force = false;
   bool json = false;
 };
+
+/// The kinds whose content carries payloads of one of `carried`, in the registry's order:
+/// "amqp", "aws-chunked and amqp", "a, b and c".
+std::string kindsCarrying(std::initializer_list<KindPayloads> carried) {
+  std::vector<llvm::StringRef> names;
+  for (ContentKind kind : allKinds())
+    if (llvm::is_contained(carried, kindFacts(kind).payloads))
+      names.push_back(kindName(kind));
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i].str();
+  return list;
+}
 
 /// The item of `items` the arguments ask for: the buffer, its aws-chunked payload, or an AMQP
 /// message body; an error that says what the buffer offers otherwise.
@@ -43,25 +58,27 @@ llvm::Expected<const ExtractItem *> chooseItem(const std::vector<ExtractItem> &i
     if (item.file.role == ExtractRole::Body && ++bodies == std::max(args.body, 1u))
       return &item;
   }
-  const ContentKind kind = buffer.content.kind;
-  const std::string kind_name = kindName(kind).str();
+  const std::string kind_name = kindName(buffer.content.kind).str();
+  const KindPayloads payloads = kindFacts(buffer.content.kind).payloads;
   if (args.body != 0) {
     const std::string option = "--body " + std::to_string(args.body) + ": ";
     if (bodies)
-      return createError(option + "the amqp buffer at " + where + " holds " +
+      return createError(option + "the " + kind_name + " buffer at " + where + " holds " +
                          std::to_string(bodies) + " message bod" + (bodies == 1 ? "y" : "ies"));
-    if (kind == ContentKind::Amqp)
-      return createError(option + "the amqp buffer at " + where +
+    if (payloads == KindPayloads::Messages)
+      return createError(option + "the " + kind_name + " buffer at " + where +
                          " holds no message body in the dump");
-    return createError(option + "the buffer at " + where + " holds " + kind_name +
-                       "; only amqp buffers have message bodies" +
-                       (kind == ContentKind::AwsChunked ? " (--payload decodes aws-chunked)" : ""));
+    return createError(
+        option + "the buffer at " + where + " holds " + kind_name + "; only " +
+        kindsCarrying({KindPayloads::Messages}) + " buffers have message bodies" +
+        (payloads == KindPayloads::One ? " (--payload decodes " + kind_name + ")" : ""));
   }
-  if (kind == ContentKind::AwsChunked || kind == ContentKind::Amqp)
+  if (payloads != KindPayloads::None)
     return createError("--payload: the " + kind_name + " buffer at " + where +
                        " has none of its payload in the dump");
   return createError("--payload: the buffer at " + where + " holds " + kind_name +
-                     ", which has no payload to decode (aws-chunked and amqp do)");
+                     ", which has no payload to decode (" +
+                     kindsCarrying({KindPayloads::One, KindPayloads::Messages}) + " do)");
 }
 
 llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
@@ -96,11 +113,11 @@ llvm::Expected<int> runExtract(const ExtractCmdArgs &args) {
     writeManifestLine(*file, path, llvm::outs());
     llvm::outs().flush();
   } else {
-    std::cout << "wrote " << printable(path) << ": " << file->size << " bytes of "
-              << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "") << " from "
-              << roleName(file->role).str() << " " << hexAddress(file->address) << "+"
-              << file->offset << " (" << stateName(file->state).str() << "), sha256 "
-              << (file->sha256.empty() ? "not computed" : file->sha256) << "\n";
+    llvm::outs() << "wrote " << printable(path) << ": " << file->size << " bytes of "
+                 << kindName(file->kind).str() << (file->truncated ? " (truncated)" : "")
+                 << " from " << roleName(file->role).str() << " " << hexAddress(file->address)
+                 << "+" << file->offset << " (" << stateName(file->state).str() << "), sha256 "
+                 << (file->sha256.empty() ? "not computed" : file->sha256) << "\n";
   }
   return kExitOk;
 }

@@ -3,7 +3,7 @@
 #include "dumpsift/report/info.h"
 #include "tool.h"
 
-#include <iostream>
+#include "llvm/Support/raw_ostream.h"
 
 namespace dumpsift::tool {
 
@@ -26,9 +26,9 @@ void addInfoCommand(CLI::App &app, Runner &runner) {
       if (!snapshot)
         return llvm::createFileError(options->dump, snapshot.takeError());
       if (options->json)
-        writeInfoJson(**snapshot, std::cout);
+        writeInfoJson(**snapshot, llvm::outs());
       else
-        writeInfoText(**snapshot, std::cout);
+        writeInfoText(**snapshot, llvm::outs());
       return kExitOk;
     };
   });

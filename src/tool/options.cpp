@@ -71,11 +71,9 @@ llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
   else if (args.state != "all")
     return createError("--state: '" + args.state + "' is not one of used, free, unknown, all");
   for (const std::string &w : args.walkers) {
-    const auto &walkers = heapWalkers();
-    auto named = [&](const std::unique_ptr<HeapWalker> &known) { return known->name() == w; };
-    if (std::none_of(walkers.begin(), walkers.end(), named)) {
+    if (!findHeapWalker(w)) {
       std::string names;
-      for (const auto &known : walkers)
+      for (const auto &known : heapWalkers())
         names += (names.empty() ? "" : ", ") + known->name().str();
       return createError("--walker: unknown walker '" + w + "' (known: " + names + ")");
     }

@@ -1,6 +1,7 @@
 #include "report_input.h"
 
 #include "dumpsift/report/report.h"
+#include "dumpsift/report/saved_report.h"
 #include "dumpsift/support/error.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -39,20 +40,20 @@ llvm::Expected<ReportFigures> loadFigures(const std::string &path, const Analyze
   if (!file)
     return llvm::createFileError(path, llvm::errorCodeToError(file.getError()));
   llvm::StringRef bytes = (*file)->getBuffer();
-  was_dump = !bytes.ltrim(" \t\r\n").startswith("{");
-  llvm::Expected<ReportFigures> figures = [&]() -> llvm::Expected<ReportFigures> {
+  was_dump = !isReportText(bytes);
+  llvm::Expected<SavedReport> report = [&]() -> llvm::Expected<SavedReport> {
     if (!was_dump)
-      return readFigures(bytes);
+      return readReport(bytes);
     std::string head = bytes.take_front(4).str();
     file->reset(); // openDump maps the file itself
-    llvm::Expected<std::string> report = analyzedReport(path, head, options);
-    if (!report)
-      return report.takeError();
-    return readFigures(*report);
+    llvm::Expected<std::string> text = analyzedReport(path, head, options);
+    if (!text)
+      return text.takeError();
+    return readReport(*text);
   }();
-  if (!figures)
-    return llvm::createFileError(path, figures.takeError());
-  return figures;
+  if (!report)
+    return llvm::createFileError(path, report.takeError());
+  return std::move(report->figures);
 }
 
 } // namespace dumpsift::tool

@@ -10,10 +10,10 @@
 
 namespace dumpsift::tool {
 
-/// The figures of the report at `path`: a report file (JSON text: its first non-blank byte is
-/// '{') is read as it is; anything else is opened as a dump, analyzed with `options`, and its JSON
-/// report read back the same way, so that a stored report and a dump compare alike. `was_dump`
-/// tells which it was. Errors name the path.
+/// The figures of the report at `path`: a report file (isReportText) is read by readReport;
+/// anything else is opened as a dump, analyzed with `options`, and its JSON report read back the
+/// same way, so that a stored report and a dump compare alike. `was_dump` tells which it was.
+/// Errors name the path.
 llvm::Expected<ReportFigures> loadFigures(const std::string &path, const AnalyzeOptions &options,
                                           bool &was_dump);
 

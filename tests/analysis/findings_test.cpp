@@ -10,6 +10,7 @@
 #include "dumpsift/support/sizes.h"
 #include "support/dumps.h"
 #include "support/finding_numbers.h"
+#include "support/synthetic_heaps.h"
 #include "support/test_support.h"
 
 #include "llvm/Support/xxhash.h"
@@ -454,6 +455,51 @@ TEST_CASE("size-class: mmap threshold, S3 chunk frames, the LOH and pool buckets
   CHECK(lohs.explanation == "2 buffers of 85,024 bytes: just over .NET's 85,000-byte "
                             "large-object threshold, so each lives on the large object heap, "
                             "which is collected only with gen 2 and not compacted");
+}
+
+TEST_CASE("size-class: the LOH threshold holds for both .NET walkers (coreclr and netfx)") {
+  // A 64-bit Windows process of each runtime (CoreCLR; the .NET Framework's clr.dll, which the
+  // netfx walker reads) whose large object heap holds two byte[90001] arrays, laid out as the
+  // runtime does (tests/support/synthetic_heaps.h, from docs/heap-managed.md), run through the
+  // whole analysis: 90,025-byte objects, just over .NET's 85,000-byte threshold.
+  const std::pair<const char *, const char *> runtimes[] = {
+      {"coreclr", "C:\\Program Files\\dotnet\\shared\\Microsoft.NETCore.App\\8.0.0\\coreclr.dll"},
+      {"netfx", "C:\\Windows\\Microsoft.NET\\Framework64\\v4.0.30319\\clr.dll"}};
+  for (const auto &[walker, runtime] : runtimes) {
+    INFO("walker " << walker);
+    test::FakeProcess process;
+    process.system.os = Os::Windows;
+    process.system.arch = "x86_64";
+    process.system.pointer_size = 8;
+    const test::ClrTypes types = test::putClrTypes(process, 0x10000, 4, 8);
+    process.addRegion(0x70000000, 0x10000, runtime); // the runtime's image
+    constexpr uint64_t kLoh = 0x02000000;
+    process.addRegion(kLoh, 0x80000);
+    std::vector<uint64_t> arrays;
+    uint64_t at = kLoh + 0x1000;
+    for (int i = 0; i < 2; ++i) {
+      arrays.push_back(at);
+      at = test::putClrArray(process, types, at, types.byte_array, 90001, 1, 8);
+      process.putBytes(arrays.back() + 16, llvm::StringRef("not zeros"));
+    }
+    test::putClrSegment(process, kLoh, 8, kLoh + 0x1000, at, kLoh + 0x80000, 8);
+    const Snapshot &snap = process.snapshot();
+    AddressSpace memory(snap);
+    AnalyzeOptions options;
+    options.region_scan = false;
+    options.threads = 1;
+    const Analysis analysis = analyze(memory, options);
+    REQUIRE(analysis.heaps.size() == 1);
+    CHECK(analysis.heaps[0].walker == walker);
+    REQUIRE(analysis.buffers.size() == 2);
+    auto classes = ofType(analysis.findings, "size-class");
+    REQUIRE(classes.size() == 1);
+    CHECK(classes[0].addresses == arrays);
+    CHECK(findingNumber(classes[0], "threshold") == 85000);
+    CHECK(classes[0].explanation == "2 buffers of 90,025 bytes: just over .NET's 85,000-byte "
+                                    "large-object threshold, so each lives on the large object "
+                                    "heap, which is collected only with gen 2 and not compacted");
+  }
 }
 
 TEST_CASE("many-same-size: 100 or more buffers of one size and kind") {

@@ -52,7 +52,7 @@ struct WindowsMemory {
     fake.putBytes(kSmallBlock, randomBytes(0x800, 5)); // random, but under a page
     fake.put8(kHeapEnd - 1, 0);                        // the free tail, captured
     snap = fake.snapshot();
-    snap->system.os = "windows";
+    snap->system.os = Os::Windows;
   }
 };
 
@@ -111,6 +111,6 @@ TEST_CASE("region scan on Windows: whole private allocations and runs between he
 
 TEST_CASE("region scan off Windows: the same memory gives no whole allocations and no runs") {
   WindowsMemory w;
-  w.snap->system.os = "linux";
+  w.snap->system.os = Os::Linux;
   CHECK(scan(*w.snap, false).empty());
 }

@@ -1,6 +1,5 @@
-// Reading reports back and diffing them: the figures, group matching, findings matching, every
-// threshold, and reports that are not what diff and check need.
-#include "../../src/compare/json_text.h"
+// Diffing reports (read back by the report layer, as `diff` reads them): group matching, findings
+// matching, every threshold.
 #include "compare/sample_reports.h"
 #include "dumpsift/compare/diff.h"
 
@@ -29,75 +28,6 @@ std::vector<std::string> subjects(const std::vector<Regression> &regressions) {
 }
 
 } // namespace
-
-TEST_CASE("readFigures takes out totals, kinds, groups and findings") {
-  ReportFigures f = figuresOf(baseReport());
-  CHECK(f.buffers.count == 7);
-  CHECK(f.buffers.bytes == 4 * 135152 + 2 * 266224 + 100136);
-  CHECK(f.by_kind.at("jpeg").count == 3);
-  CHECK(f.by_kind.at("jpeg").bytes == 3 * 135152);
-  REQUIRE(f.groups.size() == 3);
-  CHECK(f.groups[0].size == 135152);
-  CHECK(f.groups[0].kinds.size() == 2);
-  CHECK(f.groups[2].state == "free");
-  REQUIRE(f.findings.size() == 2);
-  CHECK(f.findings[0].type == "duplicates");
-  CHECK(f.findings[0].numbers ==
-        std::vector<std::pair<std::string, uint64_t>>{{"count", 2}, {"size", 135152}});
-  CHECK(f.dump_path == "sample.core");
-}
-
-TEST_CASE("readFigures names the field that is missing or wrong") {
-  Json r = baseReport();
-  r["schema_version"] = 3;
-  CHECK(errorOf(readFigures(r.dump())) ==
-        "/schema_version: this dumpsift reads report schema versions "
-        "1 to 2, not 3");
-  CHECK(errorOf(readFigures(Json::array().dump())) ==
-        "/: expected a report (a JSON object), got an array");
-  r = baseReport();
-  r.erase("summary");
-  CHECK(errorOf(readFigures(r.dump())) == "/summary: missing");
-  r = baseReport();
-  r["groups"][1]["count"] = -3;
-  CHECK(errorOf(readFigures(r.dump())) ==
-        "/groups/1/count: expected a non-negative integer, got a negative number");
-  r = baseReport();
-  r["groups"][0]["state"] = 1;
-  CHECK(errorOf(readFigures(r.dump())) == "/groups/0/state: expected a string, got a number");
-  r = baseReport();
-  r["groups"][0]["kinds"]["jpeg"] = "three";
-  CHECK(errorOf(readFigures(r.dump())) ==
-        "/groups/0/kinds/jpeg: expected a non-negative integer, got a string");
-  r = baseReport();
-  r["summary"]["by_kind"]["zero"].erase("bytes");
-  CHECK(errorOf(readFigures(r.dump())) == "/summary/by_kind/zero/bytes: missing");
-  r = baseReport();
-  r["findings"] = Json::object();
-  CHECK(errorOf(readFigures(r.dump())) == "/findings: expected an array, got an object");
-  r = baseReport();
-  r["findings"][1].erase("type");
-  CHECK(errorOf(readFigures(r.dump())) == "/findings/1/type: missing");
-}
-
-TEST_CASE("readFigures accepts a report built in memory (signed integers)") {
-  Json r = baseReport();
-  r["schema_version"] = int64_t{1};
-  r["summary"]["buffers"] = int64_t{7};
-  r["groups"][0]["count"] = int{4};
-  CHECK(figuresOf(r).buffers.count == 7);
-}
-
-TEST_CASE("parseJsonText turns nlohmann's byte offset into line and column") {
-  using namespace detail;
-  CHECK(errorOf(parseJsonText("{\n  \"a\": 1,\n  \"b\" 2\n}")).rfind("line 3, column 7: ", 0) == 0);
-  CHECK(lineAndColumn("ab\ncd", 0) == std::pair<size_t, size_t>{1, 1});
-  CHECK(lineAndColumn("ab\ncd", 2) == std::pair<size_t, size_t>{1, 3}); // the newline itself
-  CHECK(lineAndColumn("ab\ncd", 3) == std::pair<size_t, size_t>{2, 1});
-  CHECK(lineAndColumn("ab\ncd", 99) == std::pair<size_t, size_t>{2, 3});
-  CHECK(jsonPointerChild("/a", "b/c~d") == "/a/b~1c~0d");
-  CHECK(jsonPointerChild("/rules", size_t{3}) == "/rules/3");
-}
 
 TEST_CASE("diff: the same report twice changes nothing") {
   ReportDiff d = diffOf(baseReport(), baseReport());

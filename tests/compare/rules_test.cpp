@@ -1,6 +1,5 @@
 // Rules files (`dumpsift check`): every rule type measured on a hand-made report, both outcomes,
 // the output formats, and bad rule files with the field and line they name.
-#include "../../src/compare/json_text.h"
 #include "compare/sample_reports.h"
 #include "dumpsift/compare/rules.h"
 
@@ -282,27 +281,4 @@ TEST_CASE("bad rule files: names are required and unique") {
                   "  {\"name\": \"a\", \"kind\": \"png\", \"max_count\": 1},\n"
                   "  {\"name\": \"a\", \"kind\": \"gif\", \"max_count\": 1}]}") ==
         "/rules/1/name (line 3): duplicate rule name 'a' (also /rules/0)");
-}
-
-TEST_CASE("jsonPointerLines maps every value and member to its line") {
-  std::string text = "{\n"
-                     "  \"a\": [\n"
-                     "    1,\n"
-                     "    {\"b~/c\": \"x,]}\\\"\",\n"
-                     "     \"d\": null}\n"
-                     "  ],\n"
-                     "  \"e\\u0041\": {}\n"
-                     "}";
-  std::map<std::string, size_t> lines = detail::jsonPointerLines(text);
-  CHECK(lines.at("") == 1);
-  CHECK(lines.at("/a") == 2);
-  CHECK(lines.at("/a/0") == 3);
-  CHECK(lines.at("/a/1") == 4);
-  CHECK(lines.at("/a/1/b~0~1c") == 4);
-  CHECK(lines.at("/a/1/d") == 5);
-  CHECK(lines.at("/eA") == 7); // keys are decoded
-  CHECK(lines.size() == 7);
-  // Not JSON: incomplete, but safe.
-  CHECK_NOTHROW(detail::jsonPointerLines("{\"a\": [\"unterminated"));
-  CHECK_NOTHROW(detail::jsonPointerLines("]]]}}:,"));
 }

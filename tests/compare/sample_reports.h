@@ -6,6 +6,8 @@
 #include "dumpsift/compare/diff.h"
 #include "dumpsift/compare/figures.h"
 #include "dumpsift/compare/rules.h"
+#include "dumpsift/report/rules_file.h"
+#include "dumpsift/report/saved_report.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -100,12 +102,12 @@ inline Json baseReport() {
                        {"zero-filled", 532448, {{"count", 2}, {"size", 266224}}}});
 }
 
-/// readFigures on `report`'s text, REQUIRing success.
+/// The figures of `report`'s text as readReport reads them, REQUIRing success.
 inline ReportFigures figuresOf(const Json &report) {
-  auto figures = readFigures(report.dump());
-  if (!figures)
-    FAIL("readFigures: " << llvm::toString(figures.takeError()));
-  return std::move(*figures);
+  auto saved = readReport(report.dump());
+  if (!saved)
+    FAIL("readReport: " << llvm::toString(saved.takeError()));
+  return std::move(saved->figures);
 }
 
 /// The diff of two hand-made reports.

@@ -38,9 +38,37 @@ TEST_CASE("address space tells captured, not-captured and unmapped apart") {
   REQUIRE(!v);
   CHECK(llvm::toString(v.takeError()).find("unmapped") != std::string::npos);
   uint64_t word = 0;
-  CHECK(as.tryReadU64(0x1000, word));
+  CHECK(as.readU64(0x1000, word));
   CHECK(word == 0x0807060504030201ull);
   CHECK(as.capturedRunFrom(0x1004) == 4);
+}
+
+TEST_CASE("address space reads words in either byte order, pointers and C strings") {
+  static const uint8_t bytes[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                                  'l',  'i',  'b',  'c',  0,    'x',  'y',  'z'};
+  Snapshot snap;
+  snap.memory.push_back({0x1000, llvm::ArrayRef<uint8_t>(bytes)});
+  AddressSpace as(snap);
+  CHECK(as.readU8(0x1001) == 0x02);
+  CHECK(as.readU16(0x1000) == 0x0201);
+  CHECK(as.readU16(0x1000, llvm::support::big) == 0x0102);
+  CHECK(as.readU32(0x1000) == 0x04030201u);
+  CHECK(as.readU32(0x1000, llvm::support::big) == 0x01020304u);
+  CHECK(as.readU64(0x1000) == 0x0807060504030201ull);
+  CHECK(as.readU64(0x1000, llvm::support::big) == 0x0102030405060708ull);
+  CHECK_FALSE(as.readU64(0x100c)); // runs past the captured bytes
+  uint32_t word = 7;
+  CHECK_FALSE(as.readU32(0x100e, word));
+  CHECK(word == 7); // left as it was
+  // A pointer is as wide, and in the byte order, as the process's words.
+  CHECK(as.readPointer(0x1000) == 0x0807060504030201ull);
+  snap.system.pointer_size = 4;
+  snap.system.little_endian = false;
+  CHECK(as.readPointer(0x1000) == 0x01020304u);
+  CHECK(as.readCString(0x1008, 16) == llvm::StringRef("libc"));
+  CHECK(as.readCString(0x1008, 5) == llvm::StringRef("libc")); // its NUL is the 5th byte
+  CHECK_FALSE(as.readCString(0x1008, 4));                      // no NUL within 4 bytes
+  CHECK_FALSE(as.readCString(0x100d, 16));                     // no NUL before the end
 }
 
 TEST_CASE("a view may cross ranges that follow each other in memory and in the file") {

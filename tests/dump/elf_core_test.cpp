@@ -91,7 +91,7 @@ std::string buildIdOfFile(const std::string &path) {
 void checkHoldBuffersCore(const Snapshot &snap, const std::vector<nlohmann::json> &manifest,
                           const std::string &exe_build_id) {
   CHECK(snap.format == DumpFormat::ElfCore);
-  CHECK(snap.system.os == "linux");
+  CHECK(snap.system.os == Os::Linux);
   CHECK(snap.system.arch == "x86_64");
   CHECK(snap.system.pointer_size == 8);
   CHECK(snap.system.little_endian);
@@ -378,7 +378,7 @@ TEST_CASE("ELF core: lldb's NetBSD core, threads from the per-LWP notes, name fr
   // shows the procinfo note (pid 665, "2lwp_process_SIG", 2 LWPs) and the PT_GETREGS notes of
   // NetBSD-CORE@2 and NetBSD-CORE@1, whose rsp (register 24) is read here as readelf prints it.
   auto snap = mustOpen(test::sharedDumpsDir() + "/lldb_netbsd-2lwp-process-sigsegv.amd64.core");
-  CHECK(snap->system.os == "netbsd");
+  CHECK(snap->system.os == Os::NetBsd);
   CHECK(snap->system.arch == "x86_64");
   CHECK(snap->process.pid == 665u);
   CHECK(snap->process.name == "2lwp_process_SIG");

@@ -269,7 +269,7 @@ TEST_CASE("minidump: breakpad minidump_32bit_crash_addr.dmp (Windows x86) reads 
   const Snapshot &snap = **opened;
   INFO(regionList(snap) << warningsText(snap));
   CHECK(snap.diagnostics.empty()); // the two unused directory entries are skipped silently
-  CHECK(snap.system.os == "windows");
+  CHECK(snap.system.os == Os::Windows);
   CHECK(snap.system.arch == "x86");
   CHECK(snap.system.pointer_size == 4);
   CHECK(snap.process.name == "test_app.exe");

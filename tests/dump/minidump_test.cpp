@@ -74,7 +74,7 @@ TEST_CASE("minidump: rust-minidump linux-mini.dmp (Breakpad, Linux x86_64)") {
   auto snap = openShared("rustminidump_linux-mini.dmp");
   INFO(warningsText(*snap));
   CHECK(snap->format == DumpFormat::Minidump);
-  CHECK(snap->system.os == "linux");
+  CHECK(snap->system.os == Os::Linux);
   CHECK(snap->system.arch == "x86_64");
   CHECK(snap->system.pointer_size == 8);
   // The unknown Mozilla stream 0x4d7a0004 and everything else read without a complaint.
@@ -169,7 +169,7 @@ TEST_CASE("minidump: lldb linux-x86_64.dmp (Breakpad, Linux x86_64)") {
   auto snap = openShared("lldb_linux-x86_64.dmp");
   INFO(warningsText(*snap));
   CHECK(snap->diagnostics.empty());
-  CHECK(snap->system.os == "linux");
+  CHECK(snap->system.os == Os::Linux);
   CHECK(snap->system.arch == "x86_64");
   CHECK(snap->process.name == "linux-x86_64");
   CHECK(snap->process.pid == 29917u);
@@ -206,7 +206,7 @@ TEST_CASE("minidump: breakpad tiny-exe-with-cet-xsave.dmp (Crashpad, Windows x64
   auto snap = openShared("breakpad_win-x64_tiny-exe-with-cet-xsave.dmp");
   INFO(warningsText(*snap));
   CHECK(snap->diagnostics.empty());
-  CHECK(snap->system.os == "windows");
+  CHECK(snap->system.os == Os::Windows);
   CHECK(snap->system.arch == "x86_64");
   CHECK(snap->process.pid == 0x3c54u); // MiscInfo
   CHECK(snap->process.name == "tiny.exe");
@@ -287,7 +287,7 @@ TEST_CASE("minidump: lldb regions-memlist64.dmp (Memory64List, macOS arm64)") {
   auto snap = openShared("lldb_regions-memlist64.dmp");
   INFO(warningsText(*snap));
   CHECK(snap->diagnostics.empty());
-  CHECK(snap->system.os == "macos");
+  CHECK(snap->system.os == Os::MacOs);
   CHECK(snap->system.arch == "aarch64");
   CHECK(snap->process.pid == 123u);
 
@@ -330,7 +330,7 @@ TEST_CASE("minidump: rust-minidump invalid-range.dmp is read best-effort with wa
            d.message.find("not /proc/PID/maps lines") != std::string::npos;
   }));
   CHECK(snap->memory.empty());
-  CHECK(snap->system.os == "unknown");
+  CHECK(snap->system.os == Os::Unknown);
 
   // LLVM refuses the whole file.
   auto llvm_file = llvm::object::MinidumpFile::create(snap->file->getMemBufferRef());

@@ -1,8 +1,8 @@
-// Fuzz targets: one plain function per entry point of the library that reads untrusted bytes. The
-// libFuzzer executables (tests/fuzz/libfuzzer_entry.cpp, built with -DDUMPSIFT_FUZZ=ON) call them,
-// and so does the replay test (tests/fuzz/replay_test.cpp), which runs every file of
-// fixtures/corpus/ through every target in the ordinary test build. How to run them:
-// docs/fuzzing.md.
+// Fuzz targets: one plain function per entry point of the library that reads untrusted bytes,
+// listed once in fuzz_targets.def. The libFuzzer executables (tests/fuzz/libfuzzer_entry.cpp,
+// built with -DDUMPSIFT_FUZZ=ON) call them, and so does the replay test
+// (tests/fuzz/replay_test.cpp), which runs every file of fixtures/corpus/ through every target in
+// the ordinary test build. How to run them: docs/fuzzing.md.
 #pragma once
 
 #include "dumpsift/dump/snapshot.h"
@@ -16,43 +16,16 @@
 
 namespace dumpsift::fuzz {
 
-/// Each target accepts any bytes, returns 0, and must never crash, hang, leak or allocate without
-/// bound. A target aborts (via FUZZ_CHECK) when the library breaks one of its documented contracts.
-
-/// Opens `data` as a dump when it starts with the ELF magic, then reads the snapshot the way the
-/// tools do (info, address space checks, every heap walker).
-int fuzzElfCore(const uint8_t *data, size_t size);
-/// The same for inputs that start with the minidump magic "MDMP".
-int fuzzMinidump(const uint8_t *data, size_t size);
-/// Decodes `data` as a fuzz process (see decodeFuzzProcess) and runs the glibc walker over it.
-int fuzzGlibcWalker(const uint8_t *data, size_t size);
-/// The same with the jemalloc walker.
-int fuzzJemallocWalker(const uint8_t *data, size_t size);
-/// The same with the coreclr, mono and hotspot walkers.
-int fuzzManagedWalkers(const uint8_t *data, size_t size);
-/// The same with the mimalloc walker.
-int fuzzMimallocWalker(const uint8_t *data, size_t size);
-/// The same with the musl mallocng walker.
-int fuzzMuslWalker(const uint8_t *data, size_t size);
-/// The same with the tcmalloc walker.
-int fuzzTcmallocWalker(const uint8_t *data, size_t size);
-/// The same with the go walker.
-int fuzzGoWalker(const uint8_t *data, size_t size);
-/// Every sniffer (quickCheck, validate, findCandidate), sniff(), and the framing decoders
-/// (aws-chunked, AMQP) over `data` as one buffer.
-int fuzzSniff(const uint8_t *data, size_t size);
-/// The whole `analyze` pipeline (walkers, region scan, sniffing within the run's budget, findings,
-/// the JSON report, the text summary and the HTML page, in memory) over `data` opened as a dump
-/// when it starts with the ELF or minidump magic, else decoded as a fuzz process. The JSON must
-/// parse; the text summary and `info`'s text must hold no control byte but newline and tab; the
-/// page must be whole, valid UTF-8, and list warnings exactly when there are some.
-int fuzzPipeline(const uint8_t *data, size_t size);
+// The target functions, one per row of fuzz_targets.def (which says what each one feeds).
+#define DUMPSIFT_FUZZ_TARGET(name, function) int function(const uint8_t *data, size_t size);
+#include "fuzz_targets.def"
+#undef DUMPSIFT_FUZZ_TARGET
 
 struct Target {
   const char *name; // "elf_core": the corpus folder fixtures/corpus/<name>/
   int (*run)(const uint8_t *, size_t);
 };
-/// Every target, in a fixed order.
+/// Every target, in the order of fuzz_targets.def.
 const std::vector<Target> &targets();
 
 // ---------------------------------------------------------------------------------------------

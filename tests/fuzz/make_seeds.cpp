@@ -305,7 +305,7 @@ uint64_t walkAll(const std::string &mode, const AddressSpace &memory, std::vecto
         memory,
         [&](const Allocation &a) {
           uint64_t word = 0;
-          if (type_words && allocations < 64 && memory.tryReadU64(a.address, word))
+          if (type_words && allocations < 64 && memory.readU64(a.address, word))
             type_words->push_back(word);
           ++allocations;
         },

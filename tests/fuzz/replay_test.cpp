@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -47,56 +48,74 @@ void replayThrough(const std::string &name) {
   }
 }
 
+/// The names in `text` between the separators `separator`, as one sorted line: "a b c".
+std::string sortedNames(llvm::StringRef text, char separator) {
+  std::set<std::string> names;
+  for (llvm::StringRef rest = text; !rest.empty();) {
+    auto [name, tail] = rest.split(separator);
+    if (!name.empty())
+      names.insert(name.str());
+    rest = tail;
+  }
+  std::string line;
+  for (const std::string &name : names)
+    line += (line.empty() ? "" : " ") + name;
+  return line;
+}
+
 } // namespace
 
-TEST_CASE("fuzz corpus replays through elf_core") {
-  replayThrough("elf_core");
-}
-TEST_CASE("fuzz corpus replays through minidump") {
-  replayThrough("minidump");
-}
-TEST_CASE("fuzz corpus replays through glibc_walker") {
-  replayThrough("glibc_walker");
-}
-TEST_CASE("fuzz corpus replays through managed_walkers") {
-  replayThrough("managed_walkers");
-}
-TEST_CASE("fuzz corpus replays through mimalloc_walker") {
-  replayThrough("mimalloc_walker");
-}
-TEST_CASE("fuzz corpus replays through musl_walker") {
-  replayThrough("musl_walker");
-}
-TEST_CASE("fuzz corpus replays through tcmalloc_walker") {
-  replayThrough("tcmalloc_walker");
-}
-TEST_CASE("fuzz corpus replays through go_walker") {
-  replayThrough("go_walker");
-}
-TEST_CASE("fuzz corpus replays through pipeline") {
-  replayThrough("pipeline");
-}
-TEST_CASE("fuzz corpus replays through sniff") {
-  replayThrough("sniff");
-}
+// One replay per row of the target list, so that no target goes without one.
+#define DUMPSIFT_FUZZ_TARGET(name, function)                                                       \
+  TEST_CASE("fuzz corpus replays through " #name) {                                                \
+    replayThrough(#name);                                                                          \
+  }
+#include "fuzz/fuzz_targets.def"
+#undef DUMPSIFT_FUZZ_TARGET
 
-TEST_CASE("fuzz corpus has a seed folder per target and stays small") {
-  const fs::path root = fs::path(sourceDir()) / "fixtures" / "corpus";
+TEST_CASE("fuzz targets: each has a replay, seeds, a libFuzzer build, a row in docs/fuzzing.md, "
+          "and bench/fuzz.sh runs them all") {
+  // Each set of names below is compared as one sorted line, so that a failure shows both.
+  std::string list;
+  for (const fuzz::Target &t : fuzz::targets())
+    list += std::string(t.name) + "\n";
+  const std::string names = sortedNames(list, '\n');
+  REQUIRE(std::count(names.begin(), names.end(), ' ') + 1 == long(fuzz::targets().size()));
+
+  // A replay test case per target.
+  std::string replayed;
+  for (const Catch::TestCase &test : Catch::getRegistryHub().getTestCaseRegistry().getAllTests())
+    if (llvm::StringRef name = test.name; name.consume_front("fuzz corpus replays through "))
+      replayed += name.str() + "\n";
+  CHECK(sortedNames(replayed, '\n') == names);
+
+  // A corpus folder per target, and no folder of a target that is gone (crashes/ aside).
+  std::string folders;
+  for (const auto &entry : fs::directory_iterator(fs::path(sourceDir()) / "fixtures" / "corpus"))
+    if (entry.is_directory() && entry.path().filename() != "crashes")
+      folders += entry.path().filename().string() + "\n";
+  CHECK(sortedNames(folders, '\n') == names);
+
+  // The libFuzzer executables tests/CMakeLists.txt makes (with DUMPSIFT_FUZZ=ON) and the targets
+  // bench/fuzz.sh runs by default: both read the list.
+  CHECK(sortedNames(DUMPSIFT_FUZZ_CMAKE_TARGETS, ',') == names);
+  CommandResult listed = runCommand("'" + sourceDir() + "/bench/fuzz.sh' -l");
+  REQUIRE(listed.exit_code == 0);
+  CHECK(sortedNames(listed.out, '\n') == names);
+
+  // The table of docs/fuzzing.md has a row per target.
+  const std::vector<uint8_t> doc = readFileBytes(sourceDir() + "/docs/fuzzing.md");
+  const std::string text(doc.begin(), doc.end());
   for (const fuzz::Target &t : fuzz::targets()) {
     INFO("target " << t.name);
-    CHECK(fs::is_directory(root / t.name));
-    CHECK_FALSE(fs::is_empty(root / t.name));
+    CHECK(text.find("\n| `" + std::string(t.name) + "` | ") != std::string::npos);
   }
-  uintmax_t total = 0;
-  for (const fs::path &file : corpusFiles())
-    total += fs::file_size(file);
-  CHECK(total < (4u << 20));
 }
 
 TEST_CASE("fuzz process encoding round-trips") {
   Snapshot snap;
   snap.system.pointer_size = 8;
-  snap.system.os = "linux";
+  snap.system.os = Os::Linux;
   snap.auxv.push_back({6, 4096});
   std::vector<uint8_t> heap(64, 0xab);
   Region libc;

@@ -1,6 +1,7 @@
 // The glibc walker over hand-built snapshots: every layout fact is written here as a literal
 // offset (not taken from the walker's headers), so a wrong offset in the walker fails a test.
 #include "dumpsift/dump/address_space.h"
+#include "dumpsift/heap/walk.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 #include "support/byte_builder.h"
@@ -46,7 +47,7 @@ public:
   /// The snapshot over the regions (which must outlive it).
   std::unique_ptr<Snapshot> snapshot() {
     auto snap = FakeMemory::snapshot();
-    snap->system.os = "linux";
+    snap->system.os = Os::Linux;
     snap->system.arch = pointer_size == 8 ? "x86_64" : "x86";
     snap->system.pointer_size = pointer_size;
     snap->auxv.push_back({6, 4096}); // AT_PAGESZ
@@ -418,20 +419,27 @@ TEST_CASE("glibc walker refuses 32-bit processes with a reason") {
   d.map(0x8000000, 0x1000, true, "/usr/lib/i386-linux-gnu/libc.so.6");
   auto snap = d.snapshot();
   AddressSpace memory(*snap);
-  CHECK(walkerNamed("glibc").detect(memory));
-  WalkedHeap w = walk(*snap);
-  CHECK(w.error.find("64-bit little-endian") != std::string::npos);
-  CHECK(w.error.find("32-bit") != std::string::npos);
+  CHECK_FALSE(walkerNamed("glibc").traits().platforms.reads(snap->system));
+  Diagnostics diags;
+  size_t reported = 0;
+  std::vector<HeapWalkResult> heaps = walkHeaps(
+      memory, {"glibc"}, [&](unsigned, uint16_t, const Allocation &) { ++reported; }, diags);
+  CHECK(heaps.empty());
+  CHECK(reported == 0);
+  REQUIRE(diags.warnings().size() == 1);
+  CHECK(diags.warnings()[0].where == "glibc");
+  CHECK(diags.warnings()[0].message == "glibc heap walker supports 64-bit little-endian processes "
+                                       "only (this one is 32-bit little-endian, x86)");
 }
 
 TEST_CASE("glibc walker does not claim processes without glibc") {
   FakeDump d;
   d.map(0x10000, 0x1000, true);
   auto snap = d.snapshot();
-  snap->system.os = "windows";
+  snap->system.os = Os::Windows;
   AddressSpace memory(*snap);
   CHECK_FALSE(walkerNamed("glibc").detect(memory));
-  snap->system.os = "linux";
+  snap->system.os = Os::Linux;
   CHECK_FALSE(walkerNamed("glibc").detect(memory));
   WalkedHeap w = walk(*snap);
   CHECK(w.error.find("no glibc heap") != std::string::npos);

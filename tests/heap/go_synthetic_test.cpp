@@ -23,7 +23,7 @@ constexpr uint64_t kPage = GoHeap::kPage; // 8 KiB
 constexpr uint32_t kSweepgen = 10;        // mheap_.sweepgen: "h" in docs/heap-go.md
 constexpr uint8_t kNoscan = 1;            // spanclass = size class << 1 | noscan
 constexpr uint8_t kClass1152 = 33, kClass48 = 5, kClass1024 = 32;
-const SystemInfo kLinuxAmd64{"linux", "x86_64", 8, true};
+const SystemInfo kLinuxAmd64{Os::Linux, "x86_64", 8, true};
 
 /// A process with the executable's data mapped and a Go heap laid out after it.
 struct GoProcess {

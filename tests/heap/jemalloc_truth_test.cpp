@@ -189,8 +189,8 @@ uint64_t descriptorOf(const Snapshot &snap, const WalkedHeap &w, uint64_t addres
   const uint64_t root = *parseHexAddress(map.substr(11, map.find(',') - 11));
   AddressSpace memory(snap);
   uint64_t leaf = 0, bits = 0;
-  REQUIRE(memory.tryReadU64(root + 8 * (address >> 30), leaf));
-  REQUIRE(memory.tryReadU64(leaf + 8 * ((address >> 12) & 0x3ffff), bits));
+  REQUIRE(memory.readU64(root + 8 * (address >> 30), leaf));
+  REQUIRE(memory.readU64(leaf + 8 * ((address >> 12) & 0x3ffff), bits));
   return bits & 0x0000ffffffffff80ull;
 }
 
@@ -241,7 +241,7 @@ TEST_CASE("jemalloc walker finds every buffer of alloc_truth with libjemalloc pr
   const uint64_t slab_edata = descriptorOf(*snap, before, small),
                  large_edata = descriptorOf(*snap, before, large);
   uint64_t bits = 0;
-  REQUIRE(AddressSpace(*snap).tryReadU64(slab_edata, bits));
+  REQUIRE(AddressSpace(*snap).readU64(slab_edata, bits));
   patchCore(*snap, d.core, slab_edata, (bits & ~(0xffull << 20)) | (250ull << 20));
   patchCore(*snap, d.core, large_edata + 0x10, 0x2000);
   snap = openSnapshot(d.core);

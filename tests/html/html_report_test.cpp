@@ -169,6 +169,25 @@ TEST_CASE("`dumpsift html REPORT DUMP` writes the page analyze --html wrote, byt
   CHECK(readText(dir + "/a.html") == readText(dir + "/b.html"));
 }
 
+TEST_CASE("`dumpsift html` renders a report made with every analysis option, --full-hash too") {
+  // Each option as analyze writes it into the report's `options`, which `html` must read back
+  // whole: a forgotten one (full_hash was) gives another analysis and a refused report.
+  const std::string dir = scratchDir("html_command_options");
+  const std::string core = unpackedFixture("cores/story.core.xz");
+  for (const std::string options :
+       {"--full-hash", "--min-size 100K --max-size 300K --state used --group-by size,kind",
+        "--kind jpeg --kind zero --walker glibc --no-region-scan --full-hash"}) {
+    INFO(options);
+    REQUIRE(runTool(dir, "analyze '" + core + "' " + options +
+                             " --report r.json --html b.html --html-thumbnails 3 -q")
+                .exit_code == 0);
+    CommandResult r = runTool(dir, "html r.json '" + core + "' -o a.html --html-thumbnails 3 -q");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(readText(dir + "/a.html") == readText(dir + "/b.html"));
+  }
+}
+
 TEST_CASE("`dumpsift html` refuses a report of another dump, or one whose options were edited") {
   const std::string dir = scratchDir("html_command_mismatch");
   const std::string core = unpackedFixture("cores/story.core.xz");

@@ -26,7 +26,7 @@ public:
   const Snapshot &snapshot() {
     snap_ = Snapshot();
     snap_.format = DumpFormat::Minidump;
-    snap_.system.os = "windows";
+    snap_.system.os = Os::Windows;
     snap_.system.arch = pointer_size_ == 8 ? "x86_64" : "x86";
     snap_.system.pointer_size = pointer_size_;
     for (auto &[start, region] : regions()) {

@@ -130,13 +130,13 @@ Slot slotOf(const AddressSpace &memory, uint64_t mheap, uint64_t address) {
   Slot out;
   uint64_t table = 0, heap_arena = 0, start = 0, elemsize = 0, freeindex = 0, bits = 0;
   const uint64_t page = (address % GoHeap::kArenaBytes) / GoHeap::kPage;
-  if (!memory.tryReadU64(mheap + l.mheap_arenas, table) ||
-      !memory.tryReadU64(table + 8 * GoHeap::arenaIndex(address), heap_arena) ||
-      !memory.tryReadU64(heap_arena + l.arena_spans + 8 * page, out.span) ||
-      !memory.tryReadU64(out.span + l.start_addr, start) ||
-      !memory.tryReadU64(out.span + l.elemsize, elemsize) || elemsize == 0 ||
-      !memory.tryReadU64(out.span + l.freeindex, freeindex) ||
-      !memory.tryReadU64(out.span + l.alloc_bits, bits)) {
+  if (!memory.readU64(mheap + l.mheap_arenas, table) ||
+      !memory.readU64(table + 8 * GoHeap::arenaIndex(address), heap_arena) ||
+      !memory.readU64(heap_arena + l.arena_spans + 8 * page, out.span) ||
+      !memory.readU64(out.span + l.start_addr, start) ||
+      !memory.readU64(out.span + l.elemsize, elemsize) || elemsize == 0 ||
+      !memory.readU64(out.span + l.freeindex, freeindex) ||
+      !memory.readU64(out.span + l.alloc_bits, bits)) {
     out.span = 0;
     return out;
   }
@@ -399,19 +399,19 @@ void checkDamagedCore(const std::string &core, const std::vector<nlohmann::json>
   REQUIRE(b.span != 0);
   REQUIRE(c.span != 0);
   uint64_t a_start = 0, c_start = 0;
-  REQUIRE(memory.tryReadU64(a.span + l.start_addr, a_start));
-  REQUIRE(memory.tryReadU64(c.span + l.start_addr, c_start));
+  REQUIRE(memory.readU64(a.span + l.start_addr, a_start));
+  REQUIRE(memory.readU64(c.span + l.start_addr, c_start));
   dump.put64(a.span + l.elemsize, 1000);
   dump.put64(b.span + l.npages, uint64_t(1) << 40);
   dump.put64(c.span + l.freeindex, uint64_t(1) << 40);
   // Two free pages at the end of the heap's first arena.
   uint64_t table = 0, heap_arena = 0;
   const uint64_t arena = kept & ~(GoHeap::kArenaBytes - 1);
-  REQUIRE(memory.tryReadU64(mheap + l.mheap_arenas, table));
-  REQUIRE(memory.tryReadU64(table + 8 * GoHeap::arenaIndex(arena), heap_arena));
+  REQUIRE(memory.readU64(mheap + l.mheap_arenas, table));
+  REQUIRE(memory.readU64(table + 8 * GoHeap::arenaIndex(arena), heap_arena));
   const uint64_t last_entry = heap_arena + l.arena_spans + 8 * (GoHeap::kPagesPerArena - 1);
   uint64_t entry = 1;
-  REQUIRE(memory.tryReadU64(last_entry, entry));
+  REQUIRE(memory.readU64(last_entry, entry));
   REQUIRE(entry == 0); // the fixture's heap is far smaller than one arena
   dump.put64(last_entry, 0x10);
   dump.put64(last_entry - 8, a.span);

@@ -13,12 +13,13 @@
 #include "dumpsift/support/sizes.h"
 #include "support/test_support.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -105,7 +106,8 @@ TEST_CASE("the story under jemalloc: every planted buffer at its exact address, 
   for (const SizeGroup &g : analysis.groups)
     if (planted_by_size.count(g.size))
       CHECK(g.count >= planted_by_size[g.size]);
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeSummaryText(**snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
   REQUIRE(aws_size != 0);

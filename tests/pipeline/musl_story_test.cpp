@@ -10,12 +10,13 @@
 #include "story_checks.h"
 #include "support/test_support.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -97,7 +98,8 @@ TEST_CASE("the story built with musl-gcc -static: every planted buffer, exact, o
   CHECK(groups[131072]->allocator == "musl");
   checkKindGroups(memory, options, expected_groups);
 
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeSummaryText(**snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
   CHECK(text.str().find("heaps: musl") != std::string::npos);

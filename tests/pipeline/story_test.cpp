@@ -8,9 +8,10 @@
 #include "story_checks.h"
 #include "support/test_support.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <catch2/catch.hpp>
 #include <map>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -53,7 +54,8 @@ void checkPlanted(const std::string &core, const std::vector<nlohmann::json> &ma
   checkKindGroups(memory, options, expected_groups);
 
   // The summary tells the story at a glance.
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeSummaryText(**snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
   CHECK(text.str().find("135,152") != std::string::npos);

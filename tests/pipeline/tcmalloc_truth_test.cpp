@@ -17,12 +17,13 @@
 #include "support/heap_walk.h"
 #include "support/test_support.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -314,7 +315,8 @@ TEST_CASE("tcmalloc walker: the story under libtcmalloc_minimal, planted buffers
     if (g.state == AllocState::Used && planted_per_size.count(g.size))
       CHECK(g.count == planted_per_size[g.size]); // nothing else holds a planted size
 
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeSummaryText(*d->snapshot, analysis, TextOptions{}, text);
   INFO(text.str());
   CHECK(text.str().find("tcmalloc size class " + groupedDigits(frame) + "  used       10") !=

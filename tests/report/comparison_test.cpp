@@ -3,8 +3,9 @@
 #include "compare/sample_reports.h"
 #include "dumpsift/report/comparison.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <catch2/catch.hpp>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -18,7 +19,8 @@ TEST_CASE("diff output: JSON and text") {
   limits.max_new_bytes = 0;
   std::vector<Regression> r = findRegressions(d, limits);
 
-  std::ostringstream json;
+  std::string json_text;
+  llvm::raw_string_ostream json(json_text);
   writeDiffJson(d, r, "base.json", "new.json", json);
   Json j = Json::parse(json.str());
   CHECK(j["before"] == "base.json");
@@ -29,11 +31,13 @@ TEST_CASE("diff output: JSON and text") {
   CHECK(j["regressed"] == true);
   CHECK(j["regressions"][0]["subject"] == "new groups");
   CHECK(j["regressions"][0]["measured"] == 262372.0);
-  std::ostringstream again;
+  std::string again_text;
+  llvm::raw_string_ostream again(again_text);
   writeDiffJson(d, r, "base.json", "new.json", again);
   CHECK(again.str() == json.str()); // deterministic
 
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeDiffText(d, r, "base.json", "new.json", DiffTextOptions{}, text);
   std::string s = text.str();
   INFO(s);
@@ -50,7 +54,8 @@ TEST_CASE("diff output: JSON and text") {
   CHECK(s.find("dumpsift diff: 1 regression\n") != std::string::npos);
 
   // --top limits the changed groups shown.
-  std::ostringstream top;
+  std::string top_text;
+  llvm::raw_string_ostream top(top_text);
   writeDiffText(d, r, "a", "b", DiffTextOptions{1, false}, top);
   CHECK(top.str().find("(2 more changed; --top 0 shows all)") != std::string::npos);
 }
@@ -69,14 +74,16 @@ TEST_CASE("check output: text lines, GitHub annotations, JSON") {
   std::vector<RuleResult> results = checkRules(figuresOf(baseReport()), set);
 
   CheckOutput output{"run.json", "ci/rules.json", CheckFormat::Text, false};
-  std::ostringstream plain;
+  std::string plain_text;
+  llvm::raw_string_ostream plain(plain_text);
   writeCheckResults(results, output, plain);
   CHECK(plain.str() == "FAIL jpeg [kind jpeg]: bytes 405,456 (396.0 KiB) > max_bytes 65,536 "
                        "(64.0 KiB)\n"
                        "dumpsift check: 1 of 2 rules failed (run.json, rules ci/rules.json)\n");
 
   output.verbose = true;
-  std::ostringstream verbose;
+  std::string verbose_text;
+  llvm::raw_string_ostream verbose(verbose_text);
   writeCheckResults(results, output, verbose);
   CHECK(verbose.str().find("PASS zeros [kind zero]: bytes 532,448 (520.0 KiB) <= max_bytes "
                            "10,485,760 (10.0 MiB)\n") != std::string::npos);
@@ -84,7 +91,8 @@ TEST_CASE("check output: text lines, GitHub annotations, JSON") {
   output.format = CheckFormat::Github;
   output.verbose = false;
   output.rules_path = "ci/rules,v1.json";
-  std::ostringstream github;
+  std::string github_text;
+  llvm::raw_string_ostream github(github_text);
   writeCheckResults(results, output, github);
   CHECK(github.str() ==
         "::error file=ci/rules%2Cv1.json,line=4,title=dumpsift check%3A jpeg::[kind jpeg] bytes "
@@ -92,7 +100,8 @@ TEST_CASE("check output: text lines, GitHub annotations, JSON") {
         "dumpsift check: 1 of 2 rules failed (run.json, rules ci/rules,v1.json)\n");
 
   output.format = CheckFormat::Json;
-  std::ostringstream json;
+  std::string json_text;
+  llvm::raw_string_ostream json(json_text);
   writeCheckResults(results, output, json);
   Json j = Json::parse(json.str());
   CHECK(j["passed"] == false);

@@ -5,8 +5,9 @@
 #include "dumpsift/report/info.h"
 #include "support/dumps.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <catch2/catch.hpp>
-#include <sstream>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -29,7 +30,8 @@ TEST_CASE("info: module names that are not UTF-8 reach the JSON repaired") {
 TEST_CASE("info: module names sharing one string keep the JSON small") {
   auto snap = openRegression("regress-module-names-share-one-string.dmp");
   // Before the names' budget followed the file size, this 46 KB file gave 23 MB of JSON.
-  std::ostringstream json;
+  std::string json_text;
+  llvm::raw_string_ostream json(json_text);
   writeInfoJson(*snap, json);
   CHECK(json.str().size() < (4u << 20));
 }
@@ -37,7 +39,8 @@ TEST_CASE("info: module names sharing one string keep the JSON small") {
 TEST_CASE("info: a process name and command line holding ESC, BEL and CR print escaped") {
   auto snap = openRegression("regress-terminal-escapes-in-names.dmp");
   REQUIRE(snap->process.command_line.find('\x1b') != std::string::npos);
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeInfoText(*snap, text);
   const std::string out = text.str();
   INFO(out);
@@ -47,7 +50,8 @@ TEST_CASE("info: a process name and command line holding ESC, BEL and CR print e
         std::string::npos);
   CHECK(out.find("command line: /usr/bin/evil\\x1b[2J") != std::string::npos);
   // JSON keeps the bytes, escaped its own way.
-  std::ostringstream json;
+  std::string json_text;
+  llvm::raw_string_ostream json(json_text);
   writeInfoJson(*snap, json);
   CHECK(json.str().find("evil\\u001b[2J") != std::string::npos);
 }
@@ -59,7 +63,8 @@ TEST_CASE("info: the streamed JSON is the built JSON, byte for byte") {
         "regress-module-names-share-one-string.dmp", "regress-terminal-escapes-in-names.dmp"}) {
     INFO(name);
     auto snap = openRegression(name);
-    std::ostringstream streamed;
+    std::string streamed_text;
+    llvm::raw_string_ostream streamed(streamed_text);
     writeInfoJson(*snap, streamed);
     CHECK(streamed.str() == detail::dumpJson(detail::infoJson(*snap), 2) + "\n");
   }

@@ -5,6 +5,8 @@
 #include "dumpsift/support/sizes.h"
 #include "support/dumps.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 
@@ -60,7 +62,8 @@ TEST_CASE("summary: the waste of a live process in plain words (waste fixture)",
   Analysis analysis = analyze(memory, options);
   const std::vector<Finding> &all = analysis.findings;
 
-  std::ostringstream text;
+  std::string text_text;
+  llvm::raw_string_ostream text(text_text);
   writeSummaryText(*snap, analysis, TextOptions{}, text);
   std::string summary = unwrapped(text.str());
   INFO(summary);
@@ -83,7 +86,8 @@ TEST_CASE("summary: the waste of a live process in plain words (waste fixture)",
 
   // --top 2: the two largest findings, then one line counts the rest.
   REQUIRE(all.size() > 3);
-  std::ostringstream top2;
+  std::string top2_text;
+  llvm::raw_string_ostream top2(top2_text);
   writeSummaryText(*snap, analysis, TextOptions{2}, top2);
   const std::string short_summary = unwrapped(top2.str());
   INFO(short_summary);

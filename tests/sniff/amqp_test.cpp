@@ -8,39 +8,6 @@ using namespace dumpsift::test;
 
 namespace {
 
-void shortstr(ByteVec &out, const std::string &s) {
-  out.push_back(static_cast<uint8_t>(s.size()));
-  append(out, s);
-}
-
-/// basic.publish (60/40) + content header (content-type, delivery-mode) + body frames of at most
-/// frame_max - 8 bytes.
-ByteVec publish(const ByteVec &body, uint16_t channel = 1, size_t frame_max = 4096) {
-  ByteVec method;
-  putBe(method, 60, 2);
-  putBe(method, 40, 2);
-  putBe(method, 0, 2); // reserved-1 (ticket)
-  shortstr(method, "uploads");
-  shortstr(method, "images.jpeg");
-  method.push_back(0); // mandatory, immediate
-  ByteVec header;
-  putBe(header, 60, 2);
-  putBe(header, 0, 2); // weight
-  putBe(header, body.size(), 8);
-  putBe(header, 0x8000 | 0x1000, 2); // content-type, delivery-mode
-  shortstr(header, "image/jpeg");
-  header.push_back(2); // persistent
-  ByteVec out = amqpFrame(1, channel, method);
-  append(out, amqpFrame(2, channel, header));
-  for (size_t off = 0; off < body.size(); off += frame_max - 8) {
-    const size_t n = std::min(frame_max - 8, body.size() - off);
-    append(out, amqpFrame(3, channel,
-                          ByteVec(body.begin() + static_cast<std::ptrdiff_t>(off),
-                                  body.begin() + static_cast<std::ptrdiff_t>(off + n))));
-  }
-  return out;
-}
-
 ByteVec joined(const std::vector<llvm::ArrayRef<uint8_t>> &pieces) {
   ByteVec out;
   for (auto p : pieces)
@@ -52,7 +19,7 @@ ByteVec joined(const std::vector<llvm::ArrayRef<uint8_t>> &pieces) {
 
 TEST_CASE("amqp: basic.publish carrying a JPEG") {
   const ByteVec jpeg = contentFixture("photo_baseline.jpg");
-  const ByteVec frames = publish(jpeg); // 15098 = 3 x 4088 + 2834: 4 body frames
+  const ByteVec frames = amqpImagePublish(jpeg); // 15098 = 3 x 4088 + 2834: 4 body frames
   ByteVec buffer = frames;
   buffer.resize(frames.size() + 512, 0);
   const SniffResult r = sniff(view(buffer));
@@ -78,7 +45,7 @@ TEST_CASE("amqp: basic.publish carrying a JPEG") {
 
 TEST_CASE("amqp: protocol header, then frames") {
   ByteVec buffer = bytesOf(std::string_view("AMQP\0\0\x09\x01", 8));
-  const ByteVec frames = publish(contentFixture("photo_gray.jpg"), 7, 131072);
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"), 7, 131072);
   append(buffer, frames);
   const SniffResult r = sniff(view(buffer));
   REQUIRE(kindOf(r) == "amqp");
@@ -90,7 +57,7 @@ TEST_CASE("amqp: protocol header, then frames") {
 
 TEST_CASE("amqp: cut inside a body frame") {
   const ByteVec jpeg = contentFixture("photo_baseline.jpg");
-  ByteVec frames = publish(jpeg);
+  ByteVec frames = amqpImagePublish(jpeg);
   const size_t method_and_header = findBytes(frames, std::string_view("\x03\x00\x01", 3));
   REQUIRE(method_and_header != std::string::npos);
   frames.resize(method_and_header + 4096 + 1000); // one body frame, then 1000 bytes of the next
@@ -107,7 +74,7 @@ TEST_CASE("amqp: cut inside a body frame") {
 }
 
 TEST_CASE("amqp: embedded after a header, and a lone heartbeat") {
-  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"));
   ByteVec buffer = binaryHeader(40);
   append(buffer, frames);
   const SniffResult r = sniff(view(buffer));
@@ -123,7 +90,7 @@ TEST_CASE("amqp: embedded after a header, and a lone heartbeat") {
 }
 
 TEST_CASE("amqp: near misses are not amqp") {
-  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"));
   const size_t method_size = 7 + 4 + 2 + 8 + 12 + 1; // header, ids, ticket, 2 shortstrs, bits
   {
     ByteVec bad = frames;
@@ -190,7 +157,7 @@ TEST_CASE("amqp: a buffer of one body frame, as clients write them") {
 }
 
 TEST_CASE("amqp: the frame type the buffer starts with") {
-  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"));
   CHECK(str(sniff(view(frames)), "first_frame") == "method");
   const AmqpLayout layout = *parseAmqp(view(frames));
   REQUIRE(layout.frames.size() >= 3);
@@ -209,7 +176,7 @@ TEST_CASE("amqp: the frame type the buffer starts with") {
 TEST_CASE("amqp: a write-buffer pool of method and header frames, 8-byte aligned") {
   // node's Buffer.allocUnsafe slab as amqplib leaves it: each message's basic.publish and content
   // header frames (70 bytes here) at the next multiple of 8, stale bytes in between.
-  const ByteVec frames = publish(contentFixture("photo_gray.jpg"));
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"));
   const AmqpLayout whole = *parseAmqp(view(frames));
   const size_t pair = whole.frames[2].offset; // the method and header frames
   const size_t stride = (pair + 7) / 8 * 8;

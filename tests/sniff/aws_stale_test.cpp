@@ -3,23 +3,10 @@
 // is followed by zeros only.
 #include "sniff_test_util.h"
 
-#include <cstdio>
-
 using namespace dumpsift;
 using namespace dumpsift::test;
 
 namespace {
-
-/// "<hex size>;chunk-signature=<64 hex>\r\n<data>\r\n".
-ByteVec signedFrame(const ByteVec &data) {
-  char size[16];
-  std::snprintf(size, sizeof size, "%zx", data.size());
-  ByteVec frame = bytesOf(size);
-  append(frame, ";chunk-signature=" + std::string(64, 'b') + "\r\n");
-  append(frame, data);
-  append(frame, "\r\n");
-  return frame;
-}
 
 const std::string kFinalChunk = "0;chunk-signature=" + std::string(64, 'a') + "\r\n\r\n";
 
@@ -35,7 +22,7 @@ ByteVec finalChunkOver(ByteVec frame, size_t slack) {
 TEST_CASE("aws-chunked stale tail: the rest of a frame that carried the middle of a JPEG") {
   const ByteVec jpeg = contentFixture("photo_baseline.jpg");
   const ByteVec middle(jpeg.begin() + 1000, jpeg.begin() + 9000); // entropy-coded data only
-  const ByteVec frame = signedFrame(middle);
+  const ByteVec frame = awsSignedChunk(middle);
   const ByteVec buffer = finalChunkOver(frame, 40);
   const SniffResult r = sniff(view(buffer));
   REQUIRE(kindOf(r) == "aws-chunked");
@@ -46,7 +33,7 @@ TEST_CASE("aws-chunked stale tail: the rest of a frame that carried the middle o
 }
 
 TEST_CASE("aws-chunked stale tail: random data behind, and none behind a clean buffer") {
-  const ByteVec frame = signedFrame(randomBytes(8192, 3));
+  const ByteVec frame = awsSignedChunk(randomBytes(8192, 3));
   const SniffResult stale = sniff(view(finalChunkOver(frame, 0)));
   REQUIRE(kindOf(stale) == "aws-chunked");
   CHECK(u64(stale, "stale_bytes") == frame.size() - kFinalChunk.size());

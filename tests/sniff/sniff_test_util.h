@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <string_view>
@@ -90,6 +91,53 @@ inline ByteVec amqpFrame(uint8_t type, uint16_t channel, const ByteVec &payload)
   append(f, payload);
   f.push_back(0xCE);
   return f;
+}
+
+/// An AMQP short string: its length byte, then its bytes.
+inline void shortstr(ByteVec &out, const std::string &s) {
+  out.push_back(static_cast<uint8_t>(s.size()));
+  append(out, s);
+}
+
+/// basic.publish (60/40) of an image (content-type image/jpeg, delivery-mode) + body frames of at
+/// most frame_max - 8 bytes.
+inline ByteVec amqpImagePublish(const ByteVec &body, uint16_t channel = 1,
+                                size_t frame_max = 4096) {
+  ByteVec method;
+  putBe(method, 60, 2);
+  putBe(method, 40, 2);
+  putBe(method, 0, 2); // reserved-1 (ticket)
+  shortstr(method, "uploads");
+  shortstr(method, "images.jpeg");
+  method.push_back(0); // mandatory, immediate
+  ByteVec header;
+  putBe(header, 60, 2);
+  putBe(header, 0, 2); // weight
+  putBe(header, body.size(), 8);
+  putBe(header, 0x8000 | 0x1000, 2); // content-type, delivery-mode
+  shortstr(header, "image/jpeg");
+  header.push_back(2); // persistent
+  ByteVec out = amqpFrame(1, channel, method);
+  append(out, amqpFrame(2, channel, header));
+  for (size_t off = 0; off < body.size(); off += frame_max - 8) {
+    const size_t n = std::min(frame_max - 8, body.size() - off);
+    append(out, amqpFrame(3, channel,
+                          ByteVec(body.begin() + static_cast<std::ptrdiff_t>(off),
+                                  body.begin() + static_cast<std::ptrdiff_t>(off + n))));
+  }
+  return out;
+}
+
+/// "<hex size>;chunk-signature=<64 x signature>\r\n<data>\r\n": one chunk of a SigV4 signed
+/// upload.
+inline ByteVec awsSignedChunk(const ByteVec &data, char signature = 'b') {
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", data.size());
+  ByteVec chunk = bytesOf(size);
+  append(chunk, ";chunk-signature=" + std::string(64, signature) + "\r\n");
+  append(chunk, data);
+  append(chunk, "\r\n");
+  return chunk;
 }
 
 /// The first offset of `needle` in `hay` at or after `from` (test-side search), or npos.

@@ -117,8 +117,8 @@ inline WalkedHeap walkHeap(const HeapWalker &walker, const Snapshot &snapshot) {
 }
 
 /// Runs `walker`'s walk over `snapshot` on `threads` threads (WalkOptions::threads): each thread's
-/// allocations are gathered apart (workerIndex) and then merged by address, the walker's areas
-/// never overlapping. `lanes_used` gets the number of threads that reported any.
+/// allocations are gathered apart (by the sink's lane) and then merged by address, the walker's
+/// areas never overlapping. `lanes_used` gets the number of threads that reported any.
 inline WalkedHeap walkHeapOn(const HeapWalker &walker, const Snapshot &snapshot, unsigned threads,
                              unsigned &lanes_used) {
   AddressSpace memory(snapshot);
@@ -129,7 +129,8 @@ inline WalkedHeap walkHeapOn(const HeapWalker &walker, const Snapshot &snapshot,
   WalkOptions options;
   options.threads = threads;
   auto result = walker.walk(
-      memory, [&](const Allocation &a) { lanes[workerIndex()].push_back(a); }, diags, options);
+      memory, [&](unsigned lane, const Allocation &a) { lanes[lane].push_back(a); }, diags,
+      options);
   if (result)
     w.result = std::move(*result);
   else

@@ -177,7 +177,7 @@ TEST_CASE("wine minidump: the facts agree with obj2yaml-14 and with the program"
   CHECK(y.arch == "AMD64");
   CHECK(snap.system.arch == "x86_64");
   CHECK(y.platform == "Win32NT");
-  CHECK(snap.system.os == "windows");
+  CHECK(snap.system.os == Os::Windows);
   CHECK(snap.diagnostics.empty());
 
   // Memory64List: u64 count, u64 base RVA, then (start, size) pairs; the reader's ranges are the

@@ -5,6 +5,7 @@
 #include "dumpsift/analysis/findings.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/unclaimed.h"
+#include "dumpsift/heap/walk.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/support/diagnostics.h"
@@ -88,9 +89,6 @@ struct Analysis {
   Diagnostics diagnostics;       // walker and sniffer warnings (the snapshot keeps its own)
 };
 
-/// Reports progress: `phase` names the step; done/total in bytes (total 0: unknown).
-using ProgressFn = llvm::function_ref<void(llvm::StringRef phase, uint64_t done, uint64_t total)>;
-
 /// Runs the whole pipeline over `memory`. Never fails: damage becomes diagnostics.
 Analysis analyze(
     const AddressSpace &memory, const AnalyzeOptions &options,
@@ -111,30 +109,6 @@ uint64_t payloadFingerprint(llvm::ArrayRef<uint8_t> payload, bool full, bool &sa
 
 /// The payload bytes of `buffer` that the dump holds (zero-copy; may be shorter than its size).
 llvm::ArrayRef<uint8_t> capturedPayload(const AddressSpace &memory, const Buffer &buffer);
-
-/// Captured bytes in heap and anonymous regions: what heap walkers and the region scan cover (the
-/// total that progress counts a walk against).
-uint64_t walkableBytes(const AddressSpace &memory);
-
-/// Receives each allocation a walker reports, with the index of that walker's result in the list
-/// walkHeaps returns. With walkHeaps' `threads` other than 1 it may be called from several
-/// threads at once (see AllocationSink, dumpsift/heap/walker.h): `lane`, below
-/// resolveThreads(threads), tells the threads apart (calls with the same lane never overlap), so
-/// that each can gather into its own slot without locks; the calls of one heap area come in one
-/// lane, in address order, and nothing else about their order across lanes is fixed.
-using HeapVisitor =
-    llvm::function_ref<void(unsigned lane, uint16_t heap, const Allocation &allocation)>;
-
-/// Runs every registered heap walker whose detect says yes (only those named in `only`, when it
-/// is not empty) and returns their results in registry order; each walks on `threads` threads (0:
-/// one per core; see WalkOptions). A walker that fails (having reported nothing: see
-/// HeapWalker::walk) is a warning in `diags` and has no result. The results and the warnings do
-/// not depend on `threads`. Progress, from the calling thread only: "walking NAME heaps", the
-/// bytes of the chunks walked against walkableBytes(memory).
-std::vector<HeapWalkResult> walkHeaps(
-    const AddressSpace &memory, const std::vector<std::string> &only, HeapVisitor visit,
-    Diagnostics &diags, ProgressFn progress = [](llvm::StringRef, uint64_t, uint64_t) {},
-    unsigned threads = 1);
 
 /// Name of the walker or "region-scan" for a buffer.
 llvm::StringRef bufferSource(const Analysis &analysis, const Buffer &buffer);

@@ -1,9 +1,7 @@
-// The figures of a report that `diff` and `check` read (docs/ci.md), taken out of the report's JSON
-// text and checked. A stored report and one just made from a dump are read the same way.
+// The figures of a report that `diff` and `check` read (docs/ci.md). The report layer reads them
+// out of a report's JSON text (readReport, dumpsift/report/saved_report.h): a stored report and one
+// just made from a dump are read the same way.
 #pragma once
-
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
@@ -42,7 +40,8 @@ struct ReportFigures {
   std::vector<Group> groups;            // report order
   std::vector<FindingEntry> findings;   // report order
   /// The options the report was made with, each as compact JSON ("min_size": "65536"), in report
-  /// order; nullopt when the report has no options object.
+  /// order; nullopt when the report has no options object. diff compares them as they are
+  /// written; recordedOptions (saved_report.h) reads them as analysis options.
   std::optional<std::vector<std::pair<std::string, std::string>>> options;
   std::string dump_path; // dump.path ("" when absent)
   /// dump.truncated: the dump file ends before the data its headers describe.
@@ -55,12 +54,5 @@ struct ReportFigures {
   std::optional<Truncation> truncated;
   uint64_t warnings = 0; // entries of the report's diagnostics
 };
-
-/// Takes the figures out of a report's JSON text. A syntax error reads "line L, column C: WHY".
-/// Fails when the report is not a schema-version-1 report or a field that diff and check read is
-/// missing or has the wrong type; the message starts with the field's JSON pointer
-/// ("/groups/3/count: expected a non-negative integer"). Fields that diff and check do not read
-/// are not validated (scripts/validate_report.py does that).
-llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text);
 
 } // namespace dumpsift

@@ -1,12 +1,10 @@
 // Rules that a report must pass (`dumpsift check`): limits on bytes and counts per kind, per size
 // range, per finding type, on all buffers, and things that must not exist. The file format is
-// documented in docs/ci.md; the report layer writes the results.
+// documented in docs/ci.md; the report layer reads the file (parseRules,
+// dumpsift/report/rules_file.h) and writes the results.
 #pragma once
 
 #include "dumpsift/compare/figures.h"
-
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -54,12 +52,6 @@ struct RuleSet {
   /// `dump-complete` unless a rule of the file measures `dump_truncated` itself.
   bool allow_truncated_dump = false;
 };
-
-/// Parses a rules file's text. Errors say where: "line L, column C: WHY" for JSON syntax, else
-/// "/rules/3/max_bytes (line 14): WHY" (the field's JSON pointer and its line). Unknown fields,
-/// unknown kinds and states, contradictory selections and rules without a limit are errors.
-/// Finding types are not checked against a list (new ones appear as dumpsift grows).
-llvm::Expected<RuleSet> parseRules(llvm::StringRef text);
 
 /// A rule measured on one report.
 struct RuleResult {

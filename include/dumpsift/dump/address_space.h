@@ -3,12 +3,15 @@
 #pragma once
 
 #include "dumpsift/dump/snapshot.h"
+#include "dumpsift/dump/words.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace dumpsift {
 
@@ -16,6 +19,9 @@ enum class Fault { None, Unmapped, NotCaptured };
 
 class AddressSpace {
 public:
+  /// A byte order: llvm::support::little or llvm::support::big.
+  using Endian = llvm::support::endianness;
+
   /// The snapshot must outlive the address space.
   explicit AddressSpace(const Snapshot &snapshot);
 
@@ -33,21 +39,47 @@ public:
   /// first faulting address and why.
   llvm::Error read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out) const;
 
-  /// Reads a little-endian u64/u32; false when not captured.
-  bool tryReadU64(uint64_t addr, uint64_t &out) const {
-    const uint8_t *p = tryView(addr, 8);
-    if (!p)
-      return false;
-    out = llvm::support::endian::read64le(p);
-    return true;
+  /// The process's words at `addr`, in byte order `order` (little-endian unless said): the value
+  /// when the dump holds every byte of it, else nullopt. With tryView and the decoders of
+  /// words.h, the one way every walker reads dumped memory.
+  std::optional<uint8_t> readU8(uint64_t addr) const {
+    const uint8_t *p = tryView(addr, 1);
+    return p ? std::optional<uint8_t>(*p) : std::nullopt;
   }
-  bool tryReadU32(uint64_t addr, uint32_t &out) const {
-    const uint8_t *p = tryView(addr, 4);
-    if (!p)
-      return false;
-    out = llvm::support::endian::read32le(p);
-    return true;
+  std::optional<uint16_t> readU16(uint64_t addr, Endian order = llvm::support::little) const {
+    return readWord<uint16_t>(addr, order);
   }
+  std::optional<uint32_t> readU32(uint64_t addr, Endian order = llvm::support::little) const {
+    return readWord<uint32_t>(addr, order);
+  }
+  std::optional<uint64_t> readU64(uint64_t addr, Endian order = llvm::support::little) const {
+    return readWord<uint64_t>(addr, order);
+  }
+  /// The same, stored in `out` for conditions that chain reads: false (and `out` unchanged) when
+  /// the dump does not hold every byte.
+  bool readU16(uint64_t addr, uint16_t &out, Endian order = llvm::support::little) const {
+    return store(readU16(addr, order), out);
+  }
+  bool readU32(uint64_t addr, uint32_t &out, Endian order = llvm::support::little) const {
+    return store(readU32(addr, order), out);
+  }
+  bool readU64(uint64_t addr, uint64_t &out, Endian order = llvm::support::little) const {
+    return store(readU64(addr, order), out);
+  }
+  /// The process's pointer at `addr`: as wide and in the byte order of its words (SystemInfo);
+  /// nullopt too when its pointers are neither 4 nor 8 bytes.
+  std::optional<uint64_t> readPointer(uint64_t addr) const {
+    const SystemInfo &system = snapshot_.system;
+    if (system.pointer_size != 4 && system.pointer_size != 8)
+      return std::nullopt;
+    const uint8_t *p = tryView(addr, system.pointer_size);
+    if (!p)
+      return std::nullopt;
+    return readUnsigned(p, system.pointer_size, system.byteOrder());
+  }
+  /// The NUL-terminated string at `addr`, without its NUL: zero-copy, when the dump holds it and
+  /// its NUL lies within `max_bytes` bytes (so it is at most max_bytes - 1 long); else nullopt.
+  std::optional<llvm::StringRef> readCString(uint64_t addr, uint64_t max_bytes) const;
 
   /// Why the byte at `addr` cannot be read (Fault::None when it can).
   Fault classify(uint64_t addr) const;
@@ -77,6 +109,18 @@ public:
   void adviseAccess(Access access) const;
 
 private:
+  template <typename T> static bool store(std::optional<T> value, T &out) {
+    if (value)
+      out = *value;
+    return value.has_value();
+  }
+  template <typename T> std::optional<T> readWord(uint64_t addr, Endian order) const {
+    const uint8_t *p = tryView(addr, sizeof(T));
+    if (!p)
+      return std::nullopt;
+    return static_cast<T>(readUnsigned(p, sizeof(T), order));
+  }
+
   const Snapshot &snapshot_;
 };
 

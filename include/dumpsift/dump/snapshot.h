@@ -5,7 +5,9 @@
 #include "dumpsift/support/diagnostics.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -108,12 +110,54 @@ struct Module {
   std::string build_id; // lowercase hex, empty when unknown
 };
 
+/// The operating system a dump says the process ran on: set once by the dump's reader (an ELF
+/// core's OS ABI and notes, a minidump's platform id); every later layer compares this value.
+enum class Os : uint8_t {
+  Unknown,
+  Linux,
+  Android,
+  FreeBsd,
+  NetBsd,
+  Windows,
+  MacOs,
+  Ios,
+  Solaris,
+  Unix,
+  Ps3,
+  NaCl,
+};
+/// "unknown", "linux", "android", "freebsd", "netbsd", "windows", "macos", "ios", "solaris",
+/// "unix", "ps3", "nacl".
+llvm::StringRef osName(Os os);
+
 struct SystemInfo {
-  std::string os;   // "linux", "windows", "macos", "unknown"
+  Os os = Os::Unknown;
   std::string arch; // "x86_64", "aarch64", "x86", "arm", "ppc64", "s390x", ... or "machine-<n>"
   unsigned pointer_size = 8;
   bool little_endian = true;
+  /// The byte order of the process's words.
+  llvm::support::endianness byteOrder() const {
+    return little_endian ? llvm::support::little : llvm::support::big;
+  }
 };
+
+/// The file name of a path, whichever separator it uses ("/usr/lib/libc.so.6" -> "libc.so.6",
+/// "C:\\dotnet\\coreclr.dll" -> "coreclr.dll"): llvm::sys::path::filename in its Windows style,
+/// which takes both.
+llvm::StringRef fileName(llvm::StringRef path);
+
+/// A file name to look for among the files a process maps: the whole name, exactly or in any case
+/// (as Windows compares them), or its start ("libc.so" for "libc.so.6").
+struct ModuleName {
+  enum class Match : uint8_t { Exact, AnyCase, Prefix };
+  llvm::StringRef text;
+  Match match = Match::Exact;
+  /// True when `file_name` (a file name, not a path) is this name.
+  bool matches(llvm::StringRef file_name) const;
+};
+
+/// True when the file name of `path` (fileName) is one of `names`.
+bool namesModule(llvm::ArrayRef<ModuleName> names, llvm::StringRef path);
 
 struct ProcessInfo {
   std::optional<uint64_t> pid;
@@ -155,6 +199,13 @@ struct Snapshot {
   std::unique_ptr<llvm::MemoryBuffer> file;
 
   uint64_t capturedBytes() const;
+
+  /// The path of the first file the process maps whose file name (fileName) `match` accepts: the
+  /// modules in order, then the regions' backing files in address order; nullopt when none is.
+  std::optional<llvm::StringRef>
+  findModule(llvm::function_ref<bool(llvm::StringRef file_name)> match) const;
+  /// The same for a file name that one of `names` matches.
+  std::optional<llvm::StringRef> findModule(llvm::ArrayRef<ModuleName> names) const;
 };
 
 /// Opens the dump at `path` (mmapped, never read into heap memory), identifying it by its magic.

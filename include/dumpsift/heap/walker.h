@@ -6,10 +6,10 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/support/diagnostics.h"
-#include "dumpsift/support/parallel.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -77,7 +77,7 @@ struct HeapStats {
 
 /// What one walker found in one snapshot.
 struct HeapWalkResult {
-  std::string walker; // registry name: "glibc", "coreclr", "mono"
+  std::string walker; // registry name: "glibc", "coreclr", "mono" (set by walkHeaps)
   /// Walker-specific facts for the report (e.g. "glibc_layout": "2.35+"), as key/value strings.
   std::vector<std::pair<std::string, std::string>> facts;
   std::vector<HeapArea> areas; // sorted by start
@@ -88,13 +88,90 @@ struct HeapWalkResult {
   bool size_classes = false;
 };
 
-/// Called once per allocation. Within one heap area (HeapArea) the calls come from one thread, in
+/// Called once per allocation, with the lane of the thread that walked it: below
+/// resolveThreads(WalkOptions::threads) (dumpsift/support/parallel.h), 0 for a walker that walks
+/// on the calling thread. Within one heap area (HeapArea) the calls come from one thread, in
 /// address order. With WalkOptions::threads other than 1 a walker may walk several areas at once
-/// and call the sink from several threads concurrently (workerIndex() of
-/// dumpsift/support/parallel.h tells them apart): the sink must then be thread-safe, and must not
-/// depend on the order of calls across areas (gather per thread, then sort by address: the areas
-/// of one walker never overlap).
-using AllocationSink = llvm::function_ref<void(const Allocation &)>;
+/// and call the sink from several threads concurrently, never two at once with the same lane: the
+/// sink gathers what each lane gives apart (no locks needed), and must not depend on the order of
+/// calls across areas (gather per lane, then sort by address: the areas of one walker never
+/// overlap).
+using AllocationSink = llvm::function_ref<void(unsigned lane, const Allocation &)>;
+
+/// The request sizes a block may have served: from `lo` to `hi` bytes.
+struct RequestRange {
+  uint64_t lo = 0, hi = 0;
+  bool contains(uint64_t n) const { return lo <= n && n <= hi; }
+  bool exact() const { return lo == hi; }
+};
+
+/// The processes a walker reads: walkHeaps runs it on no other (see walkHeaps). An empty list
+/// admits every value.
+struct Platforms {
+  /// Operating systems. A dump that names none (Os::Unknown) passes.
+  std::vector<Os> os;
+  /// Architectures, as SystemInfo::arch spells them. A dump that names none (empty) passes.
+  std::vector<std::string> arch;
+  /// Pointer sizes, in bytes.
+  std::vector<unsigned> pointer_sizes;
+  /// Byte orders of the process's words.
+  std::vector<llvm::support::endianness> byte_orders;
+
+  /// What most walkers read: processes of 64-bit little-endian words, of the operating systems
+  /// `os` and the architectures `arch` (each: any when empty).
+  static Platforms littleEndian64(std::vector<Os> os = {}, std::vector<std::string> arch = {}) {
+    return {.os = std::move(os),
+            .arch = std::move(arch),
+            .pointer_sizes = {8},
+            .byte_orders = {llvm::support::little}};
+  }
+
+  /// True when the process's operating system is one of `os`.
+  bool readsOs(Os process_os) const;
+  /// True when the process's words are of a shape the walker reads: its architecture, pointer
+  /// size and byte order.
+  bool readsWords(const SystemInfo &system) const;
+  /// True when both are.
+  bool reads(const SystemInfo &system) const { return readsOs(system.os) && readsWords(system); }
+  /// The word shapes it reads in words: "64-bit little-endian x86_64", "32-bit or 64-bit
+  /// little-endian".
+  std::string wordsText() const;
+};
+
+/// A size at which an allocator starts to serve a request another way, and what that means for
+/// the blocks just over it (the size-class finding, docs/findings.md, prints it).
+struct SizeThreshold {
+  uint64_t bytes = 0;
+  /// True for the blocks it concerns (glibc's mmap threshold: mmapped chunks; .NET's large
+  /// object threshold: managed arrays).
+  bool (*concerns)(const Allocation &block) = nullptr;
+  /// Whether it is compared with the block's own size (an object's size) or with the requests
+  /// the block may have served (WalkerTraits::requests).
+  bool measures_block = false;
+  /// What a group of such blocks just over it means, in words, for one of them: "just over
+  /// glibc's 128 KiB mmap threshold, so each is its own mmap of 135,168 bytes, unmapped again on
+  /// free".
+  std::string (*meaning)(const Allocation &block) = nullptr;
+};
+
+/// What a walker reads and knows, stated once by the walker (HeapWalker::traits): walkHeaps reads
+/// the platforms and module names, the analysis's findings the rest. Nothing outside the heap
+/// layer names a walker to learn these.
+struct WalkerTraits {
+  Platforms platforms;
+  /// The file names of the modules that hold its allocator or runtime: a process that maps one
+  /// uses it (detect looks for them with Snapshot::findModule, where that is how it finds its
+  /// heaps). On a process whose words it does not read, walkHeaps gives a warning when the
+  /// process maps one. Empty for a walker whose allocator has no module of its own (Go's runtime
+  /// and musl's malloc are linked into the executable).
+  std::vector<ModuleName> modules;
+  /// How a requested size maps to the block it gets: the requests a block may have served.
+  /// nullptr when the walker says nothing of its rounding (size classes, object sizes): then a
+  /// block's size is all that is known of its request.
+  RequestRange (*requests)(const Allocation &block) = nullptr;
+  /// The sizes at which it serves requests another way, in the order a finding names them.
+  std::vector<SizeThreshold> thresholds;
+};
 
 /// How to walk.
 struct WalkOptions {
@@ -116,23 +193,34 @@ public:
   virtual ~HeapWalker() = default;
   /// Stable registry name, used in the report and by `--walker`.
   virtual llvm::StringRef name() const = 0;
-  /// Cheap test: does this process hold heaps of this kind? Never fails.
+  /// What it reads and knows (WalkerTraits): the same object for the life of the program.
+  virtual const WalkerTraits &traits() const = 0;
+  /// Cheap test: does this process hold heaps of this kind? Never fails. Asked only about
+  /// processes its platforms include (walkHeaps checks them first).
   virtual bool detect(const AddressSpace &memory) const = 0;
   /// Reports every allocation found to `sink` (see AllocationSink for the order, and for calls
   /// from several threads). Damage local to one heap (bad size, loop, chunk past its heap) is a
   /// warning in `diags` and the walk goes on with the next heap; an Error is returned only when
-  /// nothing can be walked at all.
+  /// nothing can be walked at all. Called only on processes its platforms include. The result's
+  /// `walker` is left for walkHeaps to set.
   virtual llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                               Diagnostics &diags,
                                               const WalkOptions &options) const = 0;
-  /// The walk on the calling thread only (WalkOptions' defaults).
-  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
+  /// The walk on the calling thread only (WalkOptions' defaults): `each` is given every
+  /// allocation, in the walker's order.
+  llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory,
+                                      llvm::function_ref<void(const Allocation &)> each,
                                       Diagnostics &diags) const {
-    return walk(memory, sink, diags, WalkOptions{});
+    return walk(
+        memory, [&](unsigned /*lane: one thread*/, const Allocation &a) { each(a); }, diags,
+        WalkOptions{});
   }
 };
 
 /// Every known walker, in a fixed order.
 const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers();
+
+/// The registered walker named `name`, or nullptr.
+const HeapWalker *findHeapWalker(llvm::StringRef name);
 
 } // namespace dumpsift

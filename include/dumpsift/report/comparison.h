@@ -5,8 +5,9 @@
 #include "dumpsift/compare/diff.h"
 #include "dumpsift/compare/rules.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstddef>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,13 @@ struct DiffTextOptions {
 /// "REGRESSION" line per exceeded threshold.
 void writeDiffText(const ReportDiff &diff, const std::vector<Regression> &regressions,
                    const std::string &before_label, const std::string &after_label,
-                   const DiffTextOptions &options, std::ostream &out);
+                   const DiffTextOptions &options, llvm::raw_ostream &out);
 
 /// The diff as JSON (`dumpsift diff --json`), then a newline: labels of both sides, totals, kinds,
 /// groups, finding types, new and gone findings, warnings, regressions. Deterministic.
 void writeDiffJson(const ReportDiff &diff, const std::vector<Regression> &regressions,
                    const std::string &before_label, const std::string &after_label,
-                   std::ostream &out);
+                   llvm::raw_ostream &out);
 
 enum class CheckFormat { Text, Github, Json };
 
@@ -42,6 +43,6 @@ struct CheckOutput {
 /// (and "PASS ..." lines when verbose), then a summary line. Github: the same, violations as
 /// `::error file=RULES,line=L,title=...::...` workflow commands. Json: one object with every rule.
 void writeCheckResults(const std::vector<RuleResult> &results, const CheckOutput &output,
-                       std::ostream &out);
+                       llvm::raw_ostream &out);
 
 } // namespace dumpsift

@@ -4,8 +4,9 @@
 
 #include "dumpsift/dump/snapshot.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdint>
-#include <ostream>
 
 namespace dumpsift {
 
@@ -18,9 +19,9 @@ struct ClassTotals {
 ClassTotals classTotals(const Snapshot &snapshot);
 
 /// `info --json`, then a newline. Deterministic: keys in a fixed order, regions by address.
-void writeInfoJson(const Snapshot &snapshot, std::ostream &out);
+void writeInfoJson(const Snapshot &snapshot, llvm::raw_ostream &out);
 
 /// The human-readable `info` output.
-void writeInfoText(const Snapshot &snapshot, std::ostream &out);
+void writeInfoText(const Snapshot &snapshot, llvm::raw_ostream &out);
 
 } // namespace dumpsift

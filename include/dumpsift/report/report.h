@@ -9,7 +9,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
-#include <ostream>
 
 namespace dumpsift {
 
@@ -26,6 +25,6 @@ struct TextOptions {
 
 /// The summary: the dump in one line, the largest groups, and one line per notable thing.
 void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const TextOptions &opts,
-                      std::ostream &out);
+                      llvm::raw_ostream &out);
 
 } // namespace dumpsift

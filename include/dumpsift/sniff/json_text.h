@@ -1,5 +1,6 @@
 // JSON text checked to its end: the sniffers' bounded validating scan, for callers that need the
-// exact extent of a JSON value longer than a sniff looks at (the region scan's JSON lead).
+// exact extent of a JSON value longer than a sniff looks at (the JSON sniffer's closedLength,
+// which the region scan asks).
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"

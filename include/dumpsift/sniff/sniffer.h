@@ -1,8 +1,11 @@
 // Sniffers: say what a buffer holds. Each has a cheap check on the first bytes and a full
 // validation run only on a hit. Every kind is one row of one table (dumpsift/sniff/kinds.def): its
-// enum value, report name, file extension and sniffer; the registry (src/sniff/registry.cpp) is
-// the only code that reads it, and everything else asks the registry.
+// enum value, report name, file extension, the facts its consumers read (kinds.h) and its sniffer;
+// the registry (src/sniff/registry.cpp) is the only code that reads it, and everything else asks
+// the registry.
 #pragma once
+
+#include "dumpsift/sniff/kinds.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -18,18 +21,6 @@
 
 namespace dumpsift {
 
-/// What a buffer holds, in the order of kinds.def (the order reports list kinds in).
-enum class ContentKind : uint8_t {
-#define DUMPSIFT_SIGNATURE_KIND(kind, name, extension, factory, priority) kind,
-#define DUMPSIFT_STATISTICAL_KIND(kind, name, extension) kind,
-#include "dumpsift/sniff/kinds.def"
-};
-llvm::StringRef kindName(ContentKind kind);            // exactly the report names: "aws-chunked"
-std::optional<ContentKind> parseKind(llvm::StringRef); // inverse of kindName
-llvm::StringRef kindExtension(ContentKind kind);       // "jpg", "png", "gz", "json", "txt", "bin"
-/// All kinds, in enum order.
-const std::vector<ContentKind> &allKinds();
-
 using DetailValue =
     std::variant<bool, int64_t, uint64_t, double, std::string, std::vector<uint64_t>>;
 
@@ -39,6 +30,15 @@ struct Details {
   std::vector<std::pair<std::string, DetailValue>> entries;
   void set(std::string key, DetailValue value);
   const DetailValue *get(llvm::StringRef key) const;
+};
+
+/// The message body that content holding a head of its own carries (http): where it starts and
+/// what it is.
+struct MessageBody {
+  uint64_t offset = 0;             // from the content's start: the head's length ("head_length")
+  std::optional<ContentKind> kind; // the body sniffed ("body_kind"); none when it is empty
+  /// A transfer coding applies ("transfer_encoding"): the bytes are not the body's own (chunked).
+  bool transfer_coded = false;
 };
 
 struct SniffResult {
@@ -51,7 +51,33 @@ struct SniffResult {
   /// `length` is an estimate: content found inside them belongs to this content (a thumbnail in a
   /// JPEG's APP1 segment), content found after them is content of its own. 0: none vouched for.
   uint64_t structure_length = 0;
+
+  // The facts the pipeline reads, typed; unset where the kind does not report them. Each is
+  // also a detail of the same name, for the report: the setters below set both (`body`: the http
+  // sniffer sets it with its details head_length, transfer_encoding and body_kind).
+  std::optional<bool> complete;            // the format's end is inside the buffer
+  std::optional<bool> truncated;           // the buffer ends before the content does
+  std::optional<bool> final_chunk;         // chunked framing: the zero-size last chunk was seen
+  std::optional<ContentKind> payload_kind; // of the (first) payload the content carries
+  std::optional<uint64_t> stale_bytes;     // behind a complete frame in a reused buffer
+  std::optional<MessageBody> body;         // a head's message body, when the head is complete
+  uint64_t width = 0, height = 0;          // an image's size in pixels; 0 when not known
+
+  /// Report details: every typed fact above and the sniffer's other facts, in the order set.
   Details details;
+
+  /// Each sets its field and the detail of the same name (payload_kind: the kind's name).
+  void setComplete(bool value);
+  void setTruncated(bool value);
+  void setFinalChunk(bool value);
+  void setPayloadKind(ContentKind value);
+  void setStaleBytes(uint64_t value);
+  void setDimensions(uint64_t image_width, uint64_t image_height); // "width", "height"
+
+  /// The content is cut by the end of the buffer, as the kind reports it: `truncated` where the
+  /// kind reports it (an aws-chunked slice of whole chunks is not complete, but not cut either),
+  /// else not `complete`; false when it reports neither.
+  bool cut() const { return truncated ? *truncated : complete && !*complete; }
 };
 
 /// A payload that framed content carries, decoded: its pieces in order, as views into the content.
@@ -62,6 +88,11 @@ struct Payload {
   bool message_body = false;
   std::vector<llvm::ArrayRef<uint8_t>> pieces; // never all empty
   bool cut = false;                            // the content ends inside the payload
+};
+
+/// Bytes of a buffer or of memory: where they start and how many.
+struct ByteSpan {
+  uint64_t offset = 0, length = 0;
 };
 
 class Sniffer {
@@ -86,6 +117,27 @@ public:
   /// content can start with; other kinds (the default) take no part. quickCheck must be false for
   /// a head whose first byte is not among them.
   virtual llvm::StringRef scanLeadBytes() const { return {}; }
+  /// The region scan's way in for a kind without a signature it could believe anywhere, whose
+  /// content it believes where that content is valid to its end (JSON text: an object or array
+  /// that closes): the bytes such content starts with. The default: none (no part taken).
+  virtual llvm::StringRef closedLeadBytes() const { return {}; }
+  /// Where memory[at] is one of closedLeadBytes(): the length of content of this kind that starts
+  /// there as content of its own (the bytes before `at` may show it nested in other content) and
+  /// is valid to its end, when the scan may believe it; nullopt otherwise. Bounded work, no
+  /// allocation. The content's details come from sniffing it later.
+  virtual std::optional<uint64_t> closedLength(llvm::ArrayRef<uint8_t> memory, size_t at) const {
+    (void)memory, (void)at;
+    return std::nullopt;
+  }
+  /// For framing whose frames have no lead of their own but carry content that has one (an AMQP
+  /// body frame: a 7-byte header, the payload, an end byte): where the region scan found content
+  /// at memory[at], the bytes of the frame of this kind that would carry it, when the bytes
+  /// around it have that frame's shape. The scan sniffs them and believes the frame when they are
+  /// of this kind. The default: none. Cheap, no allocation.
+  virtual std::optional<ByteSpan> frameAround(llvm::ArrayRef<uint8_t> memory, size_t at) const {
+    (void)memory, (void)at;
+    return std::nullopt;
+  }
   /// The payloads that content of this kind carries, decoded (aws-chunked: the upload's data;
   /// amqp: each message's body), for content that starts at data[0] as validate saw it. Zero-copy:
   /// views into `data`. Kinds that carry no payload return none (the default).

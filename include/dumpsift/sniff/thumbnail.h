@@ -35,8 +35,14 @@ struct ThumbnailLimits {
   uint64_t max_inline_bytes = 24 << 10; // PNG/GIF/WebP/BMP: larger files are not shown
 };
 
-/// True for the kinds makeThumbnail can show.
+/// True for the kinds makeThumbnail can show (kindFacts(kind).thumbnail).
 bool hasThumbnail(ContentKind kind);
+
+/// The bytes of `content` (of `kind`, starting at content[0]) that makeThumbnail reads with
+/// `limits`: the first max_decode_bytes of a JPEG stream, the whole content of other kinds. Where
+/// it is shorter than the content, the thumbnail shows the top part of the picture only.
+llvm::ArrayRef<uint8_t> thumbnailInput(ContentKind kind, llvm::ArrayRef<uint8_t> content,
+                                       const ThumbnailLimits &limits);
 
 /// A thumbnail of `content` (which starts at content[0] and is of `kind`), or nullopt when the
 /// kind has none, the content is too large for the limits, or it cannot be decoded. Bounded work

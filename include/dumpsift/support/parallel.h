@@ -11,53 +11,39 @@
 #include <cstddef>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace dumpsift {
-
-namespace detail {
-/// The worker index workerIndex() returns on this thread.
-inline thread_local unsigned current_worker = 0;
-} // namespace detail
 
 /// The threads that `threads` stands for: itself, or one per core for 0.
 inline unsigned resolveThreads(unsigned threads) {
   return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// The index of the calling thread among the workers of the parallelFor whose work it runs: 0 ...
-/// threads - 1 (0 when parallelFor runs the work on the calling thread itself), and 0 outside of
-/// any parallelFor. Work that gathers results per thread without locks keeps them in slot
-/// workerIndex() of an array of resolveThreads(threads) slots.
-inline unsigned workerIndex() {
-  return detail::current_worker;
+namespace detail {
+/// Calls work(i, worker) when `work` takes the worker's index, else work(i).
+template <typename Work> void runWork(Work &work, size_t i, unsigned worker) {
+  if constexpr (std::is_invocable_v<Work &, size_t, unsigned>)
+    work(i, worker);
+  else
+    work(i);
 }
-
-/// Makes the calling thread worker `index` (see workerIndex) while the object lives.
-class WorkerIndexScope {
-public:
-  explicit WorkerIndexScope(unsigned index) : outer_(detail::current_worker) {
-    detail::current_worker = index;
-  }
-  WorkerIndexScope(const WorkerIndexScope &) = delete;
-  WorkerIndexScope &operator=(const WorkerIndexScope &) = delete;
-  ~WorkerIndexScope() { detail::current_worker = outer_; }
-
-private:
-  unsigned outer_;
-};
+} // namespace detail
 
 /// Runs work(i) for every i in [0, n) on up to `threads` threads (0: one per core), which take the
 /// indices in order from a shared counter (so work on a sorted list goes front to back, and one
-/// long call does not hold up a slice behind it). Meanwhile the calling thread calls waiting()
+/// long call does not hold up a slice behind it). Work that gathers results per thread without
+/// locks takes the worker's index too, work(i, worker): 0 ... threads - 1 (0 when the calling
+/// thread does the work itself), never two calls at once with the same one, to keep its results
+/// in slot `worker` of resolveThreads(threads) slots. Meanwhile the calling thread calls waiting()
 /// about ten times a second, or after each call when it does the work itself (one thread, or
 /// n <= 1). Returns when every call is done.
 template <typename Work, typename Waiting>
 void parallelFor(size_t n, unsigned threads, Work work, Waiting waiting) {
   threads = static_cast<unsigned>(std::min<size_t>(resolveThreads(threads), n));
   if (threads <= 1) {
-    const WorkerIndexScope worker(0);
     for (size_t i = 0; i < n; ++i) {
-      work(i);
+      detail::runWork(work, i, 0);
       waiting();
     }
     return;
@@ -69,9 +55,8 @@ void parallelFor(size_t n, unsigned threads, Work work, Waiting waiting) {
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   for (unsigned t = 0; t < threads; ++t)
     pool.async([&, t] {
-      detail::current_worker = t;
       for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;)
-        work(i);
+        detail::runWork(work, i, t);
       std::lock_guard<std::mutex> lock(mutex);
       if (--running == 0)
         all_done.notify_one();

@@ -175,12 +175,6 @@ std::vector<uint64_t> followRing(CachedReader &reader, uint64_t start, Diagnosti
   return members;
 }
 
-/// True for a path that names glibc's libc ("libc.so.6", "libc-2.31.so").
-bool isLibcPath(llvm::StringRef path) {
-  llvm::StringRef base = path.rsplit('/').second.empty() ? path : path.rsplit('/').second;
-  return base.startswith("libc.so") || base.startswith("libc-");
-}
-
 /// Scans writable data for main_arena: a malloc_state whose `next` is itself or a known arena
 /// and that passes readArena. Looks in libc's writable regions (and the anonymous .bss region
 /// right after them), then in the executable's (static binaries). Returns 0 when none is found.
@@ -196,7 +190,7 @@ uint64_t scanForMainArena(CachedReader &reader, const Snapshot &snapshot,
   }
   for (size_t i = 0; i < snapshot.regions.size(); ++i) {
     const Region &r = snapshot.regions[i];
-    bool libc = isLibcPath(r.backing_file);
+    bool libc = namesModule(kLibcNames, r.backing_file);
     bool exe = !exe_path.empty() && r.backing_file == exe_path;
     if (!libc && !exe)
       continue;

@@ -6,17 +6,15 @@
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
-
-#include "llvm/Support/Endian.h"
+#include "dumpsift/dump/snapshot.h"
 
 #include <cstdint>
 
 namespace dumpsift::glibc {
 
-// Little-endian loads from a pointer (the walker reads LP64 little-endian processes only).
-using llvm::support::endian::read16le;
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
+/// The file names of glibc's libc: "libc.so.6", "libc-2.31.so".
+inline constexpr ModuleName kLibcNames[] = {{"libc.so", ModuleName::Match::Prefix},
+                                            {"libc-", ModuleName::Match::Prefix}};
 
 // Chunk header: prev_size at +0, size|flags at +8, user memory at +16 (chunk2mem).
 inline constexpr uint64_t kChunkHeader = 16;

@@ -3,8 +3,11 @@
 // address order, merged in that order.
 #include "glibc_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/intervals.h"
+#include "dumpsift/support/parallel.h"
+#include "dumpsift/support/sizes.h"
 #include "glibc_model.h"
 
 #include <algorithm>
@@ -15,51 +18,72 @@ namespace {
 
 using namespace glibc;
 
-/// True when a path names glibc's libc.
-bool namesLibc(llvm::StringRef path) {
-  llvm::StringRef base = path.contains('/') ? path.rsplit('/').second : path;
-  return base.startswith("libc.so") || base.startswith("libc-");
-}
-
 /// The glibc version a libc file name states ("libc-2.23.so" -> {2, 23}), or {0, 0}. Debian 12
 /// and later name it libc.so.6, which states none.
+std::pair<unsigned, unsigned> libcVersion(llvm::StringRef file_name) {
+  if (!file_name.consume_front("libc-") || !file_name.consume_back(".so"))
+    return {0, 0};
+  auto [major_text, minor_text] = file_name.split('.');
+  unsigned major = 0, minor = 0;
+  if (major_text.getAsInteger(10, major) || minor_text.getAsInteger(10, minor))
+    return {0, 0};
+  return {major, minor};
+}
+
+/// The glibc version the name of the first libc file the process maps that states one says, or
+/// {0, 0}.
 std::pair<unsigned, unsigned> libcFileVersion(const Snapshot &snap) {
-  auto parse = [](llvm::StringRef path) -> std::pair<unsigned, unsigned> {
-    llvm::StringRef base = path.contains('/') ? path.rsplit('/').second : path;
-    if (!base.consume_front("libc-") || !base.consume_back(".so"))
-      return {0, 0};
-    auto [major_text, minor_text] = base.split('.');
-    unsigned major = 0, minor = 0;
-    if (major_text.getAsInteger(10, major) || minor_text.getAsInteger(10, minor))
-      return {0, 0};
-    return {major, minor};
-  };
-  for (const Module &m : snap.modules)
-    if (auto v = parse(m.path); v.first)
-      return v;
-  for (const Region &r : snap.regions)
-    if (auto v = parse(r.backing_file); v.first)
-      return v;
-  return {0, 0};
+  std::optional<llvm::StringRef> libc =
+      snap.findModule([](llvm::StringRef name) { return libcVersion(name).first != 0; });
+  return libc ? libcVersion(fileName(*libc)) : std::pair<unsigned, unsigned>{0, 0};
+}
+
+/// glibc's default mmap threshold (DEFAULT_MMAP_THRESHOLD_MIN, where the dynamic threshold
+/// starts): larger requests get an mmapped chunk of their own.
+constexpr uint64_t kMmapThreshold = 128 * 1024;
+
+/// The page an mmapped chunk's size is rounded up to (4 KiB on x86_64).
+constexpr uint64_t kMmapPage = 4096;
+
+/// The requests a chunk may have served: a heap chunk's usable size is the request rounded up to
+/// 16 bytes, an mmapped chunk's to whole pages.
+RequestRange requestsOf(const Allocation &chunk) {
+  const uint64_t slack = chunk.mmapped ? kMmapPage - 1 : kAlignMask;
+  return {chunk.size > slack ? chunk.size - slack : 0, chunk.size};
+}
+
+/// What mmapped chunks just over the mmap threshold mean.
+std::string overMmapThreshold(const Allocation &chunk) {
+  const uint64_t mapped = chunk.chunk_size ? chunk.chunk_size : chunk.size + kChunkHeader;
+  return "just over glibc's 128 KiB mmap threshold, so each is its own mmap of " +
+         groupedDigits(mapped) + " bytes, unmapped again on free";
 }
 
 class GlibcWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "glibc"; }
 
-  /// True when the process maps glibc's libc or has a Heap-class region; Linux (or unknown OS)
-  /// only. 32-bit and big-endian processes are detected too, so that walk can say why it refuses.
+  /// Linux processes of 64-bit little-endian words that map libc.so.6 or libc-2.x.so; heap
+  /// chunks round requests up to 16 bytes, mmapped chunks to pages; the mmap threshold.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64({Os::Linux}),
+        .modules = {std::begin(kLibcNames), std::end(kLibcNames)},
+        .requests = requestsOf,
+        .thresholds = {{.bytes = kMmapThreshold,
+                        .concerns = [](const Allocation &a) { return a.mmapped; },
+                        .measures_block = false,
+                        .meaning = overMmapThreshold}}};
+    return traits;
+  }
+
+  /// True when the process maps glibc's libc or has a Heap-class region.
   bool detect(const AddressSpace &memory) const override {
     const Snapshot &snap = memory.snapshot();
-    if (snap.system.os != "linux" && snap.system.os != "unknown" && !snap.system.os.empty())
-      return false;
-    for (const Module &m : snap.modules)
-      if (namesLibc(m.path))
-        return true;
-    for (const Region &r : snap.regions)
-      if (namesLibc(r.backing_file) || r.cls == RegionClass::Heap)
-        return true;
-    return false;
+    if (snap.findModule(traits().modules))
+      return true;
+    return std::any_of(snap.regions.begin(), snap.regions.end(),
+                       [](const Region &r) { return r.cls == RegionClass::Heap; });
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
@@ -131,7 +155,7 @@ struct ItemOutcome {
 };
 
 /// Reports the mmapped chunk `m`.
-void walkMmapped(const MmappedChunk &m, AllocationSink sink, ItemOutcome &out) {
+void walkMmapped(const MmappedChunk &m, AllocationSink sink, unsigned lane, ItemOutcome &out) {
   Allocation a;
   a.chunk_address = m.chunk;
   a.chunk_size = m.chunk_size;
@@ -140,16 +164,16 @@ void walkMmapped(const MmappedChunk &m, AllocationSink sink, ItemOutcome &out) {
   a.arena = 0;
   a.state = AllocState::Used; // a freed mmapped chunk is unmapped
   a.mmapped = true;
-  sink(a);
+  sink(lane, a);
   out.stats.add(a);
   out.area = {"mmapped", m.map_start, m.map_end - m.map_start, 0};
   out.chunks = 1;
 }
 
-/// Walks `span` chunk by chunk and reports each chunk, its state from the chunk walk and, for
-/// small chunks that look in use, from `lists`; warns about gaps and damage in `out`.
+/// Walks `span` chunk by chunk and reports each chunk (in `lane`), its state from the chunk walk
+/// and, for small chunks that look in use, from `lists`; warns about gaps and damage in `out`.
 void walkSpan(const AddressSpace &memory, const Span &span, const FreeLists &lists,
-              bool tcache_known, AllocationSink sink, ItemOutcome &out) {
+              bool tcache_known, AllocationSink sink, unsigned lane, ItemOutcome &out) {
   CachedReader reader(memory);
   const bool small_known = span.arena_lists_known && tcache_known;
   const std::vector<uint64_t> &free_chunks = lists.chunks;
@@ -197,7 +221,7 @@ void walkSpan(const AddressSpace &memory, const Span &span, const FreeLists &lis
     a.address = chunk + kChunkHeader;
     a.size = csize - 8; // the next chunk's prev_size field is usable while in use
     a.state = state;
-    sink(a);
+    sink(lane, a);
     out.stats.add(a);
   };
   // The walk, resumed after each uncaptured stretch that holds chunk headers at the first
@@ -274,14 +298,6 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
                                                  Diagnostics &diags,
                                                  const WalkOptions &options) const {
   const Snapshot &snap = memory.snapshot();
-  if (snap.system.pointer_size != 8 || !snap.system.little_endian)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "glibc heap walker supports 64-bit little-endian processes only (this one is %u-bit %s, "
-        "%s)",
-        snap.system.pointer_size * 8, snap.system.little_endian ? "little-endian" : "big-endian",
-        snap.system.arch.c_str());
-
   auto [major, minor] = libcFileVersion(snap);
   if (major && (major != 2 || minor < 31 || minor > 40))
     diags.warn("glibc", "libc file names version " + std::to_string(major) + "." +
@@ -291,9 +307,8 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   CachedReader reader(memory);
   Plan plan = discover(reader, snap, diags);
   if (plan.spans.empty() && plan.mmapped.empty() && plan.arenas.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no glibc heap found (no main_arena, no brk heap, no thread "
-                                   "heap, no mmapped chunk)");
+    return createError("no glibc heap found (no main_arena, no brk heap, no thread heap, no "
+                       "mmapped chunk)");
 
   // The spans and the mmapped chunks are walked on options.threads threads, each taking the next
   // in address order (parallelFor), each span by one thread.
@@ -350,17 +365,16 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   std::vector<ItemOutcome> outcomes(work.size());
   parallelFor(
       work.size(), options.threads,
-      [&](size_t k) {
+      [&](size_t k, unsigned lane) {
         const WorkItem &item = work[k];
         if (item.is_span)
-          walkSpan(memory, plan.spans[item.index], lists, tcache_known, sink, outcomes[k]);
+          walkSpan(memory, plan.spans[item.index], lists, tcache_known, sink, lane, outcomes[k]);
         else
-          walkMmapped(plan.mmapped[item.index], sink, outcomes[k]);
+          walkMmapped(plan.mmapped[item.index], sink, lane, outcomes[k]);
       },
       options.waiting);
 
   HeapWalkResult result;
-  result.walker = "glibc";
   uint64_t chunks = 0, spans_corrupt = 0, heap_gaps = 0;
   for (ItemOutcome &out : outcomes) {
     result.stats.add(out.stats);

@@ -1,5 +1,6 @@
 // Finding the Go heap: the build info's version, mheap_ by symbol or by the shape of allspans,
 // and the offsets of the arena table, checked against the spans themselves.
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "go_heap.h"
 
@@ -66,11 +67,6 @@ llvm::ArrayRef<uint8_t> buildInfo(const AddressSpace &memory) {
   return {};
 }
 
-/// True when the u64 at `addr` is readable; stores it in `out`.
-bool word(const AddressSpace &memory, uint64_t addr, uint64_t &out) {
-  return memory.tryReadU64(addr, out);
-}
-
 /// A Go slice header {ptr, len, cap} at `addr`, when it looks like one of `min_cap` or more.
 struct Slice {
   uint64_t ptr = 0, len = 0, cap = 0;
@@ -103,7 +99,7 @@ SpanSample sampleSpans(const AddressSpace &memory, const Slice &list, const Layo
   for (uint64_t i = 0; i < std::min(list.len, kSpansChecked); ++i) {
     uint64_t p = 0;
     Span s;
-    if (!word(memory, list.ptr + 8 * i, p) || p % 8 || !readSpan(memory, layout.span, p, s) ||
+    if (!memory.readU64(list.ptr + 8 * i, p) || p % 8 || !readSpan(memory, layout.span, p, s) ||
         s.state > kSpanManual) {
       ++out.bad;
       continue;
@@ -130,12 +126,12 @@ bool findArenaTable(const AddressSpace &memory, const Span &span, HeapRoots &roo
     return false;
   for (uint64_t arenas_off : kArenasFromAllspans) {
     uint64_t l2 = 0, arena = 0;
-    if (!word(memory, roots.allspans + arenas_off, l2) || l2 == 0 ||
-        !word(memory, l2 + 8 * index, arena) || arena == 0)
+    if (!memory.readU64(roots.allspans + arenas_off, l2) || l2 == 0 ||
+        !memory.readU64(l2 + 8 * index, arena) || arena == 0)
       continue;
     for (uint64_t spans_off : kArenaSpansOffsets) {
       uint64_t back = 0;
-      if (!word(memory, arena + spans_off + 8 * page, back) || back != span.address)
+      if (!memory.readU64(arena + spans_off + 8 * page, back) || back != span.address)
         continue;
       for (uint64_t all_off : kAllArenasFromArenas) {
         std::optional<Slice> all = readSlice(memory, roots.allspans + arenas_off + all_off, 1);
@@ -144,7 +140,7 @@ bool findArenaTable(const AddressSpace &memory, const Span &span, HeapRoots &roo
         bool names_it = false; // arenas are listed in the order they were made: it is early
         for (uint64_t i = 0; i < std::min(all->len, kSpansChecked) && !names_it; ++i) {
           uint64_t e = 0;
-          names_it = word(memory, all->ptr + 8 * i, e) && e == index;
+          names_it = memory.readU64(all->ptr + 8 * i, e) && e == index;
         }
         if (!names_it)
           continue;
@@ -197,11 +193,10 @@ bool tryAllspans(const AddressSpace &memory, uint64_t allspans, unsigned minor, 
 
 /// The error of a search that found no heap.
 llvm::Error noHeap(const HeapRoots &roots) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "no Go heap found: no mheap_.allspans in the executable's data "
-                                 "lists spans that the arena table maps back (%s)",
-                                 roots.version.text.empty() ? "Go version unknown"
-                                                            : roots.version.text.c_str());
+  return createError("no Go heap found: no mheap_.allspans in the executable's data lists spans "
+                     "that the arena table maps back (" +
+                     (roots.version.text.empty() ? "Go version unknown" : roots.version.text) +
+                     ")");
 }
 
 } // namespace

@@ -6,7 +6,6 @@
 #include "dumpsift/support/diagnostics.h"
 #include "go_layout.h"
 
-#include "llvm/Support/Endian.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -14,11 +13,6 @@
 #include <string>
 
 namespace dumpsift::golang {
-
-// Little-endian loads at any alignment.
-using llvm::support::endian::read16le;
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
 
 /// The Go version a program's build info states ("go1.19.8" -> minor 19), where the dump holds it.
 struct GoVersion {

@@ -117,7 +117,7 @@ private:
   bool walkArena(uint64_t index, Diagnostics &diags) {
     const uint64_t base = arenaBase(index);
     uint64_t arena = 0;
-    if (!memory_.tryReadU64(roots_.arenas_l2 + 8 * index, arena) || arena == 0) {
+    if (!memory_.readU64(roots_.arenas_l2 + 8 * index, arena) || arena == 0) {
       diags.warn("go arena " + hexAddress(base), "no heapArena in mheap_.arenas");
       return true;
     }
@@ -250,7 +250,7 @@ private:
       else // not yet swept: what the last collection did not mark is garbage
         a.state = bit(marks, i) ? AllocState::Used : AllocState::Free;
       result_.stats.add(a);
-      sink_(a);
+      sink_(0, a); // one thread: lane 0
     }
   }
 
@@ -283,33 +283,41 @@ private:
            unswept_spans_ = 0;
 };
 
+/// The requests an object may have served: a large object (size class 0: over 32 KiB, the
+/// runtime's _MaxSmallSize) takes whole pages of its own, so it holds any request up to a page
+/// less; a small object's size class is all that is known.
+RequestRange requestsOf(const Allocation &object) {
+  if (object.size_class != 0)
+    return {object.size, object.size};
+  return {object.size > kPageSize - 1 ? object.size - (kPageSize - 1) : 0, object.size};
+}
+
 class GoWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "go"; }
 
-  /// True when the executable's data holds a Go build info block (every Go 1.18+ program).
-  bool detect(const AddressSpace &memory) const override {
-    const Snapshot &snap = memory.snapshot();
-    if (snap.system.os != "linux" && snap.system.os != "unknown" && !snap.system.os.empty())
-      return false;
-    return hasGoBuildInfo(memory);
+  /// linux/amd64 processes (Go's build info names no module of its own); large objects take
+  /// whole 8 KiB pages.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{.platforms =
+                                         Platforms::littleEndian64({Os::Linux}, {"x86_64"}),
+                                     .modules = {},
+                                     .requests = requestsOf,
+                                     .thresholds = {}};
+    return traits;
   }
+
+  /// True when the executable's data holds a Go build info block (every Go 1.18+ program).
+  bool detect(const AddressSpace &memory) const override { return hasGoBuildInfo(memory); }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override {
-    const Snapshot &snap = memory.snapshot();
-    if (snap.system.pointer_size != 8 || !snap.system.little_endian || snap.system.arch != "x86_64")
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "go heap walker supports linux/amd64 only (this process is %s, %u-bit)",
-          snap.system.arch.c_str(), snap.system.pointer_size * 8);
     auto roots = findHeap(memory, diags);
     if (!roots)
       return roots.takeError();
 
     HeapWalkResult result;
-    result.walker = "go";
     result.size_classes = true;
     HeapWalk heap(memory, *roots, sink, result, diags);
     heap.run(diags);

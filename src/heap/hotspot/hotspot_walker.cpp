@@ -4,22 +4,18 @@
 // class's layout helper sizes it (klass.hpp). docs/heap-hotspot.md describes it all.
 #include "hotspot_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "jvm.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/Endian.h"
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace dumpsift {
 
 namespace {
-
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
 
 using namespace hotspot;
 
@@ -134,7 +130,7 @@ private:
       if ((mark & 3) == 2 && !layout_.monitor_table && layout_.monitor_header_offset) {
         // Inflated lock: the mark points at the ObjectMonitor, which keeps the header.
         uint64_t saved;
-        if (!memory_.tryReadU64((mark & ~uint64_t(3)) + *layout_.monitor_header_offset, saved))
+        if (!memory_.readU64((mark & ~uint64_t(3)) + *layout_.monitor_header_offset, saved))
           return 0;
         mark = saved;
       }
@@ -179,16 +175,15 @@ private:
       return info;
     uint64_t vtable, method, name;
     uint32_t lh_bits;
-    if (!memory_.tryReadU64(klass, vtable) || !memory_.tryReadU64(vtable, method) ||
+    if (!memory_.readU64(klass, vtable) || !memory_.readU64(vtable, method) ||
         !jvm_.libjvm.contains(method) ||
-        !memory_.tryReadU32(klass + layout_.klass_layout_helper, lh_bits) ||
-        !memory_.tryReadU64(klass + layout_.klass_name, name))
+        !memory_.readU32(klass + layout_.klass_layout_helper, lh_bits) ||
+        !memory_.readU64(klass + layout_.klass_name, name))
       return info;
     const uint8_t *len_bytes = memory_.tryView(name + layout_.symbol_length, 2);
     if (!len_bytes)
       return info;
-    uint16_t name_length;
-    std::memcpy(&name_length, len_bytes, 2);
+    const uint16_t name_length = read16le(len_bytes);
     const char *body = reinterpret_cast<const char *>(
         memory_.tryView(name + layout_.symbol_body, std::max<uint16_t>(name_length, 1)));
     if (name_length == 0 || !body)
@@ -366,7 +361,7 @@ private:
     m.large_object_heap = humongous;
     if (m.heap_kind != s.kind)
       m.heap_kind = s.kind.str();
-    sink_(a);
+    sink_(0, a); // one thread: lane 0
   }
 
   const AddressSpace &memory_;
@@ -406,6 +401,16 @@ class HotSpotWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "hotspot"; }
 
+  /// 64-bit little-endian processes (the LP64 layouts of vmStructs' entries) that map
+  /// libjvm.so; object sizes say nothing of a request.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{.platforms = Platforms::littleEndian64(),
+                                     .modules = {std::begin(kLibjvmNames), std::end(kLibjvmNames)},
+                                     .requests = nullptr,
+                                     .thresholds = {}};
+    return traits;
+  }
+
   bool detect(const AddressSpace &memory) const override {
     return findLibjvm(memory.snapshot()).has_value();
   }
@@ -415,13 +420,11 @@ public:
                                       const WalkOptions & /*one thread*/) const override {
     auto libjvm = findLibjvm(memory.snapshot());
     if (!libjvm)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "hotspot: no libjvm.so is mapped in this process");
+      return createError("hotspot: no libjvm.so is mapped in this process");
     auto jvm = readJvm(memory, *libjvm, diags);
     if (!jvm)
       return jvm.takeError();
     HeapWalkResult result;
-    result.walker = "hotspot";
     const ObjectLayout &l = jvm->layout;
     auto onOff = [](bool b) { return std::string(b ? "on" : "off"); };
     result.facts = {

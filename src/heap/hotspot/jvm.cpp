@@ -4,6 +4,7 @@
 // the spellings of JDK 11 to 25, newest first. docs/heap-hotspot.md has the sources.
 #include "jvm.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -32,32 +33,16 @@ constexpr uint64_t kMaxFlags = 20000;
 constexpr uint64_t kMaxThreads = 1 << 16;
 constexpr uint64_t kMaxRegions = 1 << 21;
 
-llvm::Error fail(const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
-}
-
 /// A (type, field) spelling of one vmStructs entry.
 struct Name {
   llvm::StringRef type, field;
 };
 
-/// Reads the dump's words; every read says whether the dump holds the bytes.
+/// The vmStructs tables' fields and the dump's words they locate; every read says whether the
+/// dump holds the bytes.
 class Reader {
 public:
   Reader(const AddressSpace &memory, const VmStructs &vm) : memory_(memory), vm_(vm) {}
-
-  std::optional<uint64_t> u64(uint64_t addr) const {
-    uint64_t v;
-    return memory_.tryReadU64(addr, v) ? std::optional<uint64_t>(v) : std::nullopt;
-  }
-  std::optional<uint32_t> u32(uint64_t addr) const {
-    uint32_t v;
-    return memory_.tryReadU32(addr, v) ? std::optional<uint32_t>(v) : std::nullopt;
-  }
-  std::optional<uint8_t> u8(uint64_t addr) const {
-    const uint8_t *p = memory_.tryView(addr, 1);
-    return p ? std::optional<uint8_t>(*p) : std::nullopt;
-  }
 
   /// The first of `names` that the table has, as a non-static field.
   const VmField *field(std::initializer_list<Name> names) const {
@@ -80,12 +65,12 @@ public:
   /// The word at the first field of `names` in the object at `object`.
   std::optional<uint64_t> wordField(uint64_t object, std::initializer_list<Name> names) const {
     auto off = offset(names);
-    return off ? u64(object + *off) : std::nullopt;
+    return off ? memory_.readU64(object + *off) : std::nullopt;
   }
   /// The word a static field of `names` holds.
   std::optional<uint64_t> staticWord(std::initializer_list<Name> names) const {
     auto a = staticAddress(names);
-    return a ? u64(*a) : std::nullopt;
+    return a ? memory_.readU64(*a) : std::nullopt;
   }
 
   const AddressSpace &memory() const { return memory_; }
@@ -113,8 +98,8 @@ public:
     }
     for (uint64_t i = 0; i < std::min(*count, kMaxFlags); ++i) {
       const uint64_t entry = *table + i * *stride;
-      auto name_ptr = r.u64(entry + *name);
-      auto value = r.u64(entry + *addr);
+      auto name_ptr = r.memory().readU64(entry + *name);
+      auto value = r.memory().readU64(entry + *addr);
       if (!name_ptr || !value)
         continue;
       if (auto n = nameAt(r.memory(), libjvm, *name_ptr))
@@ -125,12 +110,12 @@ public:
     auto it = values_.find(name);
     if (it == values_.end())
       return std::nullopt;
-    auto v = r.u8(it->second);
+    auto v = r.memory().readU8(it->second);
     return v ? std::optional<bool>(*v != 0) : std::nullopt;
   }
   std::optional<uint64_t> word(const Reader &r, llvm::StringRef name) const {
     auto it = values_.find(name);
-    return it == values_.end() ? std::nullopt : r.u64(it->second);
+    return it == values_.end() ? std::nullopt : r.memory().readU64(it->second);
   }
   bool empty() const { return values_.empty(); }
 
@@ -147,8 +132,10 @@ llvm::Expected<Collector> collectorOf(const Reader &r, const Flags &flags) {
     return Collector::Serial;
   for (llvm::StringRef other : {"UseZGC", "UseShenandoahGC", "UseEpsilonGC"})
     if (flags.boolean(r, other).value_or(false))
-      return fail("the JVM runs " + other.drop_front(3) + ", which this walker does not read");
-  return fail("the JVM's collector is unknown (no UseG1GC, UseParallelGC or UseSerialGC flag set)");
+      return createError("the JVM runs " + other.drop_front(3) +
+                         ", which this walker does not read");
+  return createError(
+      "the JVM's collector is unknown (no UseG1GC, UseParallelGC or UseSerialGC flag set)");
 }
 
 ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
@@ -173,7 +160,7 @@ ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
     auto shift = r.staticAddress({{"CompressedKlassPointers", "_shift"},
                                   {"CompressedKlassPointers", "_narrow_klass._shift"},
                                   {"Universe", "_narrow_klass._shift"}});
-    if (auto s = shift ? r.u32(*shift) : std::nullopt; s && *s < 32)
+    if (auto s = shift ? r.memory().readU32(*shift) : std::nullopt; s && *s < 32)
       l.narrow_klass_shift = *s;
   }
   if (auto s = r.vm().longConstant("markWord::klass_shift"); s && *s < 64)
@@ -183,7 +170,7 @@ ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
   l.symbol_length = r.offset({{"Symbol", "_length"}}).value_or(4);
   l.symbol_body = r.offset({{"Symbol", "_body"}, {"Symbol", "_body[0]"}}).value_or(6);
   if (auto a = r.staticAddress({{"java_lang_Class", "_oop_size_offset"}}))
-    if (auto v = r.u32(*a); v && *v < 4096)
+    if (auto v = r.memory().readU32(*a); v && *v < 4096)
       l.mirror_size_offset = *v;
   l.monitor_header_offset =
       r.offset({{"ObjectMonitor", "_header"}, {"ObjectMonitor", "_metadata"}});
@@ -257,10 +244,10 @@ void readG1(const Reader &r, uint64_t heap, Jvm &jvm, Diagnostics &diags) {
   // JDK 12 to 16 hold the region manager by pointer, 11 and 17+ embed it.
   std::optional<uint64_t> manager = heap + hrm->value;
   if (llvm::StringRef(hrm->type).endswith("*"))
-    manager = r.u64(*manager);
-  auto array = manager ? r.u64(*manager + *regions + *base_off) : std::nullopt;
-  auto length = manager ? r.u64(*manager + *regions + *length_off) : std::nullopt;
-  auto grain_bytes = r.u64(*grain);
+    manager = r.memory().readU64(*manager);
+  auto array = manager ? r.memory().readU64(*manager + *regions + *base_off) : std::nullopt;
+  auto length = manager ? r.memory().readU64(*manager + *regions + *length_off) : std::nullopt;
+  auto grain_bytes = r.memory().readU64(*grain);
   if (!array || !length || !grain_bytes || *grain_bytes == 0) {
     diags.warn("hotspot", "G1's region table is not in the dump; no region walked");
     return;
@@ -276,11 +263,12 @@ void readG1(const Reader &r, uint64_t heap, Jvm &jvm, Diagnostics &diags) {
   }
   const RegionTags tags(r.vm());
   for (uint64_t i = 0; i < count; ++i) {
-    auto region = r.u64(table + 8 * i);
+    auto region = r.memory().readU64(table + 8 * i);
     if (!region || *region == 0) // not committed
       continue;
-    auto b = r.u64(*region + *bottom), e = r.u64(*region + *end), t = r.u64(*region + *top);
-    auto g = r.u32(*region + *type + *tag);
+    auto b = r.memory().readU64(*region + *bottom), e = r.memory().readU64(*region + *end),
+         t = r.memory().readU64(*region + *top);
+    auto g = r.memory().readU32(*region + *type + *tag);
     const std::string where = "G1 region " + std::to_string(i) + " at " + hexAddress(*region);
     if (!b || !e || !t || !g) {
       diags.warn(where, "the region's fields are not in the dump");
@@ -388,22 +376,23 @@ std::vector<uint64_t> javaThreads(const Reader &r, Diagnostics &diags) {
   if (auto list = r.staticWord({{"ThreadsSMRSupport", "_java_thread_list"}})) {
     auto length_off = r.offset({{"ThreadsList", "_length"}});
     auto threads_off = r.offset({{"ThreadsList", "_threads"}});
-    auto length = length_off ? r.u32(*list + *length_off) : std::nullopt;
-    auto array = threads_off ? r.u64(*list + *threads_off) : std::nullopt;
+    auto length = length_off ? r.memory().readU32(*list + *length_off) : std::nullopt;
+    auto array = threads_off ? r.memory().readU64(*list + *threads_off) : std::nullopt;
     if (length && array) {
       if (*length > kMaxThreads)
         diags.warn(hexAddress(*list), "the thread list claims " + std::to_string(*length) +
                                           " threads; the first " + std::to_string(kMaxThreads) +
                                           " are read");
       for (uint64_t i = 0; i < std::min<uint64_t>(*length, kMaxThreads); ++i)
-        if (auto t = r.u64(*array + 8 * i); t && *t)
+        if (auto t = r.memory().readU64(*array + 8 * i); t && *t)
           threads.push_back(*t);
       return threads;
     }
   }
   auto next = r.offset({{"JavaThread", "_next"}});
   auto first = r.staticWord({{"Threads", "_thread_list"}});
-  for (auto t = first; next && t && *t && threads.size() < kMaxThreads; t = r.u64(*t + *next))
+  for (auto t = first; next && t && *t && threads.size() < kMaxThreads;
+       t = r.memory().readU64(*t + *next))
     threads.push_back(*t);
   if (threads.size() == kMaxThreads)
     diags.warn("hotspot", "the thread list does not end; the first " + std::to_string(kMaxThreads) +
@@ -428,18 +417,19 @@ void readTlabs(const Reader &r, Jvm &jvm, Diagnostics &diags) {
   // to whole words), aligned to the object alignment.
   uint64_t reserve_words = 0;
   if (auto a = r.staticAddress({{"ThreadLocalAllocBuffer", "_reserve_for_allocation_prefetch"}}))
-    if (auto v = r.u32(*a); v && *v < (1u << 20))
+    if (auto v = r.memory().readU32(*a); v && *v < (1u << 20))
       reserve_words = *v;
   uint64_t header_words = (jvm.layout.length_offset + 4) / 8;
   if (auto a = r.staticAddress({{"CollectedHeap", "_lab_alignment_reserve"}}))
-    if (auto v = r.u64(*a); v && *v < 64)
+    if (auto v = r.memory().readU64(*a); v && *v < 64)
       header_words = *v;
   const uint64_t align = jvm.layout.alignment;
   const uint64_t reserve = (std::max(reserve_words, header_words) * 8 + align - 1) & ~(align - 1);
   const std::vector<uint64_t> threads = javaThreads(r, diags);
   jvm.threads = threads.size();
   for (uint64_t t : threads) {
-    auto s = r.u64(t + *tlab + *start), p = r.u64(t + *tlab + *top), e = r.u64(t + *tlab + *end);
+    auto s = r.memory().readU64(t + *tlab + *start), p = r.memory().readU64(t + *tlab + *top),
+         e = r.memory().readU64(t + *tlab + *end);
     if (!s || !p || !e || *s == 0)
       continue;
     if (*p < *s || *e < *p || *s < jvm.reserved_start || *e > jvm.reserved_end) {
@@ -487,12 +477,12 @@ llvm::Expected<Jvm> readJvm(const AddressSpace &memory, const LibjvmSpan &libjvm
   auto start_off = r.offset({{"MemRegion", "_start"}});
   auto words_off = r.offset({{"MemRegion", "_word_size"}});
   if (!heap || !*heap || !reserved || !start_off || !words_off)
-    return fail("Universe::_collectedHeap is not in the dump");
-  auto start = r.u64(*heap + *reserved + *start_off);
-  auto words = r.u64(*heap + *reserved + *words_off);
+    return createError("Universe::_collectedHeap is not in the dump");
+  auto start = r.memory().readU64(*heap + *reserved + *start_off);
+  auto words = r.memory().readU64(*heap + *reserved + *words_off);
   if (!start || !words || *words == 0 || *words > (uint64_t(1) << 50) / 8 ||
       *start + *words * 8 < *start)
-    return fail("the heap's reserved range at " + hexAddress(*heap) + " is not readable");
+    return createError("the heap's reserved range at " + hexAddress(*heap) + " is not readable");
   jvm.reserved_start = *start;
   jvm.reserved_end = *start + *words * 8;
 

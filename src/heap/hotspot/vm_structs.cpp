@@ -11,20 +11,15 @@
 // live in libjvm's .data; their strings in its .rodata.
 #include "vm_structs.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
-
-#include "llvm/Support/Endian.h"
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace dumpsift::hotspot {
 
 namespace {
-
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
 
 constexpr uint64_t kMaxNameBytes = 256;
 /// A run shorter than this is not a table (the smallest real one has hundreds of entries).
@@ -89,13 +84,8 @@ std::optional<llvm::StringRef> nameAt(const AddressSpace &memory, const LibjvmSp
                                       uint64_t addr) {
   if (!libjvm.contains(addr))
     return std::nullopt;
-  const uint64_t run = std::min(memory.capturedRunFrom(addr), kMaxNameBytes);
-  const char *p = run ? reinterpret_cast<const char *>(memory.tryView(addr, run)) : nullptr;
-  const void *nul = p ? std::memchr(p, 0, run) : nullptr;
-  if (!nul || nul == p)
-    return std::nullopt;
-  llvm::StringRef name(p, static_cast<const char *>(nul) - p);
-  if (!llvm::all_of(name, isNameChar))
+  std::optional<llvm::StringRef> name = memory.readCString(addr, kMaxNameBytes);
+  if (!name || name->empty() || !llvm::all_of(*name, isNameChar))
     return std::nullopt;
   return name;
 }
@@ -103,8 +93,7 @@ std::optional<llvm::StringRef> nameAt(const AddressSpace &memory, const LibjvmSp
 std::optional<LibjvmSpan> findLibjvm(const Snapshot &snapshot) {
   std::optional<LibjvmSpan> span;
   for (const Region &r : snapshot.regions) {
-    llvm::StringRef file = r.backing_file;
-    if (!(file == "libjvm.so" || file.endswith("/libjvm.so")))
+    if (!namesModule(kLibjvmNames, r.backing_file))
       continue;
     if (!span)
       span = LibjvmSpan{r.start, r.end()};
@@ -171,11 +160,9 @@ llvm::Expected<VmStructs> VmStructs::find(const AddressSpace &memory, const Libj
         });
   }
   if (vm.fields_.empty())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "no vmStructs table in libjvm's data at " + hexAddress(libjvm.lo) +
-            " (the dump lacks libjvm's data or its read-only strings; HotSpot's "
-            "DumpPrivateMappingsInCore, on by default, puts them in cores)");
+    return createError("no vmStructs table in libjvm's data at " + hexAddress(libjvm.lo) +
+                       " (the dump lacks libjvm's data or its read-only strings; HotSpot's "
+                       "DumpPrivateMappingsInCore, on by default, puts them in cores)");
   return vm;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
+#include "dumpsift/dump/snapshot.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -17,6 +18,9 @@
 #include <vector>
 
 namespace dumpsift::hotspot {
+
+/// The file name of HotSpot's library.
+inline constexpr ModuleName kLibjvmNames[] = {{"libjvm.so", ModuleName::Match::Exact}};
 
 /// The address span of libjvm's mappings: pointers to its strings and Klass vtables lie inside.
 struct LibjvmSpan {

@@ -1,6 +1,7 @@
 // Finding jemalloc's structures without symbols: its home module, the size class tables, the
 // extent map's root, the arenas, their thread caches and base blocks. See jemalloc_model.h for
 // the contracts and docs/heap-jemalloc.md for the signatures.
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "jemalloc_model.h"
 
@@ -14,12 +15,6 @@ namespace dumpsift::jemalloc {
 namespace {
 
 constexpr uint64_t kAtPhdr = 3, kAtEntry = 9; // auxiliary vector keys (elf.h)
-
-/// True when a path names a jemalloc shared library ("libjemalloc.so.2").
-bool namesJemalloc(llvm::StringRef path) {
-  llvm::StringRef base = path.contains('/') ? path.rsplit('/').second : path;
-  return base.startswith("libjemalloc");
-}
 
 /// The executable's path: the module holding AT_PHDR or AT_ENTRY, or empty.
 std::string executablePath(const Snapshot &snap) {
@@ -90,24 +85,20 @@ void findPattern(const AddressSpace &memory, const Home &home, llvm::ArrayRef<ui
   });
 }
 
-bool readU64(const AddressSpace &memory, uint64_t addr, uint64_t &out) {
-  return memory.tryReadU64(addr, out);
-}
-
 /// True when `arena` looks like arena `index`: its ind says so and its base_t says so too.
 bool isArena(const AddressSpace &memory, uint64_t arena, unsigned index) {
   uint32_t ind = 0, base_ind = 0;
   uint64_t base = 0;
-  return arena % 8 == 0 && memory.tryReadU32(arena + kArenaInd, ind) && ind == index &&
-         readU64(memory, arena + kArenaBase, base) && base && base % 8 == 0 &&
-         memory.tryReadU32(base + kBaseInd, base_ind) && base_ind == index;
+  return arena % 8 == 0 && memory.readU32(arena + kArenaInd, ind) && ind == index &&
+         memory.readU64(arena + kArenaBase, base) && base && base % 8 == 0 &&
+         memory.readU32(base + kBaseInd, base_ind) && base_ind == index;
 }
 
 } // namespace
 
 std::optional<Home> findHome(const Snapshot &snap) {
   for (const Region &r : snap.regions)
-    if (r.perms.write && namesJemalloc(r.backing_file)) {
+    if (r.perms.write && namesModule(kJemallocNames, r.backing_file)) {
       Home home{r.backing_file, false, writableData(snap, r.backing_file)};
       return home;
     }
@@ -185,9 +176,7 @@ llvm::Expected<SizeClasses> readSizeClasses(const AddressSpace &memory, const Ho
     return true;
   });
   if (!classes.bin_infos_at)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "jemalloc's bin_infos table (slab sizes) not found in %s",
-                                   home.path.c_str());
+    return createError("jemalloc's bin_infos table (slab sizes) not found in " + home.path);
   return classes;
 }
 
@@ -206,8 +195,8 @@ std::optional<uint64_t> leafRootIndex(const AddressSpace &memory, uint64_t leaf_
     // whose descriptor cannot be read or does not cover it counts against the leaf.
     uint64_t e_addr = 0, e_size = 0;
     std::optional<uint64_t> fits;
-    if (readU64(memory, edata + kEdataAddr, e_addr) &&
-        readU64(memory, edata + kEdataSizeEsn, e_size)) {
+    if (memory.readU64(edata + kEdataAddr, e_addr) &&
+        memory.readU64(edata + kEdataSizeEsn, e_size)) {
       uint64_t base = e_addr & ~(kPage - 1), size = e_size & ~(kPage - 1);
       if (base + size > kUserSpaceEnd)
         size = 0;
@@ -253,9 +242,8 @@ uint64_t findRtreeRoot(const AddressSpace &memory, const Home &home, uint64_t ba
       uint64_t candidate = start + off - 8 * *index, base = 0;
       uint32_t base_ind = 1;
       if (candidate >= start + kRtreeRootOffset &&
-          readU64(memory, candidate - kRtreeRootOffset, base) && base &&
-          memory.tryReadU32(base + kBaseInd, base_ind) && base_ind == 0 &&
-          (!base0 || base == base0))
+          memory.readU64(candidate - kRtreeRootOffset, base) && base &&
+          memory.readU32(base + kBaseInd, base_ind) && base_ind == 0 && (!base0 || base == base0))
         root = candidate;
     }
   });
@@ -278,7 +266,7 @@ Arenas findArenas(const AddressSpace &memory, const Home &home) {
       unsigned count = 0, last = 0;
       bool ok = true;
       for (unsigned k = 0; k < kArenaLimit && ok; ++k) {
-        if (!readU64(memory, at + 8 * k, by_index[k]))
+        if (!memory.readU64(at + 8 * k, by_index[k]))
           break; // the rest of the array is not in the dump
         if (!by_index[k])
           continue;
@@ -302,7 +290,7 @@ Tcaches readTcaches(const AddressSpace &memory, const Arenas &arenas, Diagnostic
   for (unsigned k = 0; k < arenas.by_index.size(); ++k) {
     const uint64_t arena = arenas.by_index[k];
     uint64_t head = 0;
-    if (!arena || !readU64(memory, arena + kArenaTcacheQl, head) || !head)
+    if (!arena || !memory.readU64(arena + kArenaTcacheQl, head) || !head)
       continue;
     const std::string where = "jemalloc arena " + std::to_string(k);
     llvm::DenseSet<uint64_t> seen;
@@ -313,16 +301,16 @@ Tcaches readTcaches(const AddressSpace &memory, const Arenas &arenas, Diagnostic
         break;
       }
       uint64_t owner = 0, tcache = 0, back = 0, dyn = 0, next = 0;
-      if (!readU64(memory, slow + kSlowArena, owner) || owner != arena ||
-          !readU64(memory, slow + kSlowTcache, tcache) || !readU64(memory, tcache, back) ||
-          back != slow || !readU64(memory, slow + kSlowNext, next)) {
+      if (!memory.readU64(slow + kSlowArena, owner) || owner != arena ||
+          !memory.readU64(slow + kSlowTcache, tcache) || !memory.readU64(tcache, back) ||
+          back != slow || !memory.readU64(slow + kSlowNext, next)) {
         diags.warn(where, "tcache " + hexAddress(slow) +
                               " is not captured or does not belong to this arena; the ring is "
                               "cut there");
         break;
       }
       ++out.count;
-      if (readU64(memory, slow + kSlowDynAlloc, dyn) && dyn)
+      if (memory.readU64(slow + kSlowDynAlloc, dyn) && dyn)
         out.pointers.push_back({dyn, CachedPointer::kInternal});
       const uint8_t *bins = memory.tryView(tcache + kTcacheBins, kTcacheNBinsMax * kCacheBinSize);
       for (unsigned b = 0; bins && b < kTcacheNBinsMax; ++b) {
@@ -371,15 +359,15 @@ std::vector<BaseBlock> readBaseBlocks(const AddressSpace &memory, const Arenas &
   std::vector<BaseBlock> blocks;
   for (unsigned k = 0; k < arenas.by_index.size(); ++k) {
     uint64_t base = 0, block = 0;
-    if (!arenas.by_index[k] || !readU64(memory, arenas.by_index[k] + kArenaBase, base) ||
-        !readU64(memory, base + kBaseBlocks, block))
+    if (!arenas.by_index[k] || !memory.readU64(arenas.by_index[k] + kArenaBase, base) ||
+        !memory.readU64(base + kBaseBlocks, block))
       continue;
     llvm::DenseSet<uint64_t> seen;
     for (unsigned steps = 0; block; ++steps) {
       uint64_t size = 0, next = 0;
       if (steps == kMaxBlocks || !seen.insert(block).second ||
-          !readU64(memory, block + kBlockSize, size) ||
-          !readU64(memory, block + kBlockNext, next) || size == 0 || block + size < block) {
+          !memory.readU64(block + kBlockSize, size) || !memory.readU64(block + kBlockNext, next) ||
+          size == 0 || block + size < block) {
         diags.warn("jemalloc arena " + std::to_string(k),
                    "base block list breaks at " + hexAddress(block) + "; cut there");
         break;

@@ -8,16 +8,15 @@
 // of Debian's build; the walker checks each one again on every dump before it trusts it.
 #pragma once
 
-#include "llvm/Support/Endian.h"
+#include "dumpsift/dump/snapshot.h"
+#include "dumpsift/dump/words.h"
 
 #include <cstdint>
 
 namespace dumpsift::jemalloc {
 
-// Little-endian loads from byte pointers (no alignment required).
-using llvm::support::endian::read16le;
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
+/// The file names of jemalloc's shared library ("libjemalloc.so.2").
+inline constexpr ModuleName kJemallocNames[] = {{"libjemalloc", ModuleName::Match::Prefix}};
 
 // Pages and size classes (sc.h, sz.c). sz_index2size_tab[SC_NSIZES] maps a size class index
 // (szind) to its size, which is what malloc_usable_size returns; the first SC_NBINS classes are

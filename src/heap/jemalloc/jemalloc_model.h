@@ -37,7 +37,7 @@ uint64_t forEachWord(const AddressSpace &memory, uint64_t at, uint64_t count, Vi
     const uint64_t words = (std::min(end, range->end()) - cursor) / 8;
     if (words == 0) { // a word straddling two ranges: read it alone
       uint64_t w = 0;
-      if (!memory.tryReadU64(cursor, w))
+      if (!memory.readU64(cursor, w))
         ++missing;
       else if (w && !visit((cursor - at) / 8, w))
         return missing;

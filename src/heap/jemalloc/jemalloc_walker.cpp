@@ -3,6 +3,7 @@
 // allocated), each active large extent one allocation; what a thread cache holds is free.
 #include "jemalloc_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "jemalloc_model.h"
 
@@ -20,14 +21,21 @@ class JemallocWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "jemalloc"; }
 
+  /// Linux x86_64 processes (64-bit little-endian) that map libjemalloc or hold its tables in
+  /// their executable's data; sizes are size classes, which say nothing of the request.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64({Os::Linux}, {"x86_64"}),
+        .modules = {std::begin(kJemallocNames), std::end(kJemallocNames)},
+        .requests = nullptr,
+        .thresholds = {}};
+    return traits;
+  }
+
   /// True when the process maps a libjemalloc, or when its executable's data holds jemalloc's
-  /// size class table (jemalloc linked in statically). Linux x86-64 (or unknown) only.
+  /// size class table (jemalloc linked in statically).
   bool detect(const AddressSpace &memory) const override {
     const Snapshot &snap = memory.snapshot();
-    const SystemInfo &sys = snap.system;
-    if ((sys.arch != "x86_64" && !sys.arch.empty()) ||
-        (sys.os != "linux" && sys.os != "unknown" && !sys.os.empty()))
-      return false;
     std::optional<Home> home = findHome(snap);
     if (!home)
       return false;
@@ -38,10 +46,6 @@ public:
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override;
 };
-
-llvm::Error walkError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// One pass over the extents in address order, reporting allocations and collecting areas.
 class ExtentPass {
@@ -235,11 +239,11 @@ private:
     uint64_t leaf = 0, bits = 0;
     if (gib >= kRtreeEntries)
       return false;
-    if (!memory_.tryReadU64(root_ + 8 * gib, leaf))
+    if (!memory_.readU64(root_ + 8 * gib, leaf))
       return true; // not in the dump: cannot tell
     if (!leaf)
       return false;
-    if (!memory_.tryReadU64(leaf + 8 * ((last >> kLeafShift) & (kRtreeEntries - 1)), bits))
+    if (!memory_.readU64(leaf + 8 * ((last >> kLeafShift) & (kRtreeEntries - 1)), bits))
       return true;
     return leafEdata(bits) == edata_at;
   }
@@ -257,7 +261,7 @@ private:
   }
 
   void emit() {
-    sink_(a_);
+    sink_(0, a_); // one thread: lane 0
     result_.stats.add(a_);
     ++regions;
   }
@@ -339,11 +343,11 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
   const Snapshot &snap = memory.snapshot();
   std::optional<Home> home = findHome(snap);
   if (!home)
-    return walkError("no jemalloc library or executable data mapped");
+    return createError("no jemalloc library or executable data mapped");
   std::optional<uint64_t> index2size = findIndex2Size(memory, *home);
   if (!index2size)
-    return walkError("jemalloc's size class table (sz_index2size_tab) not found in the data of " +
-                     home->path + " (not jemalloc 5.x with 4 KiB pages and 16-byte quantum?)");
+    return createError("jemalloc's size class table (sz_index2size_tab) not found in the data of " +
+                       home->path + " (not jemalloc 5.x with 4 KiB pages and 16-byte quantum?)");
   auto classes = readSizeClasses(memory, *home, *index2size);
   if (!classes)
     return classes.takeError();
@@ -354,17 +358,16 @@ llvm::Expected<HeapWalkResult> JemallocWalker::walk(const AddressSpace &memory, 
                                std::to_string(kDefaultTcacheMax) +
                                " bytes that look allocated are reported unknown");
   uint64_t base0 = 0;
-  if (!arenas.by_index.empty() && !memory.tryReadU64(arenas.by_index[0] + kArenaBase, base0))
+  if (!arenas.by_index.empty() && !memory.readU64(arenas.by_index[0] + kArenaBase, base0))
     base0 = 0;
   const uint64_t root = findRtreeRoot(memory, *home, base0);
   if (!root)
-    return walkError("jemalloc's extent map (arena_emap_global) not found in the data of " +
-                     home->path);
+    return createError("jemalloc's extent map (arena_emap_global) not found in the data of " +
+                       home->path);
   Tcaches tcaches = readTcaches(memory, arenas, diags);
 
   std::vector<std::pair<uint64_t, uint64_t>> leaves = readLeaves(memory, root, diags);
   HeapWalkResult result;
-  result.walker = "jemalloc";
   result.size_classes = true;
   ExtentPass pass(memory, root, *classes, arenas, tcaches, sink, diags, result);
   for (const auto &[index, leaf] : leaves)

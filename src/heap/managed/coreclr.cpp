@@ -19,6 +19,7 @@
 //                (8 = LOH, 512 = POH), next (the generation's next segment or region) as its
 //                first seven pointer-sized words; a segment's lies at the start of its
 //                reservation, its objects from mem on.
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "scan.h"
 #include "walkers.h"
@@ -47,9 +48,35 @@ constexpr uint64_t kPageSize = 4096;
 constexpr size_t kMaxSegments = 1 << 16;
 constexpr uint64_t kContractMagic = 0x0043414443434e44ull; // "DNCCDAC\0" little-endian
 
-bool isCoreClrModule(llvm::StringRef name) {
-  return name == "libcoreclr.so" || name.equals_insensitive("coreclr.dll") ||
-         name == "libcoreclr.dylib";
+/// The file names of CoreCLR's runtime library.
+constexpr ModuleName kCoreClrNames[] = {{"libcoreclr.so", ModuleName::Match::Exact},
+                                        {"coreclr.dll", ModuleName::Match::AnyCase},
+                                        {"libcoreclr.dylib", ModuleName::Match::Exact}};
+/// The .NET Framework's runtimes: clr.dll (CLR 4, .NET Framework 4.x) and mscorwks.dll (CLR 2,
+/// .NET Framework 2.0 to 3.5).
+constexpr ModuleName kClr4Names[] = {{"clr.dll", ModuleName::Match::AnyCase}};
+constexpr ModuleName kClr2Names[] = {{"mscorwks.dll", ModuleName::Match::AnyCase}};
+
+/// What arrays just over the large object threshold mean.
+std::string overLohThreshold(const Allocation & /*array*/) {
+  return "just over .NET's 85,000-byte large-object threshold, so each lives on the large object "
+         "heap, which is collected only with gen 2 and not compacted";
+}
+
+/// What the coreclr and netfx walkers share: 32-bit and 64-bit little-endian processes of any
+/// operating system; an object's size says nothing of a request; the large object threshold,
+/// measured on an array's object size.
+WalkerTraits clrTraits(std::vector<ModuleName> modules) {
+  return {.platforms = {.os = {},
+                        .arch = {},
+                        .pointer_sizes = {4, 8},
+                        .byte_orders = {llvm::support::little}},
+          .modules = std::move(modules),
+          .requests = nullptr,
+          .thresholds = {{.bytes = kLohThreshold,
+                          .concerns = [](const Allocation &a) { return a.managed.has_value(); },
+                          .measures_block = true,
+                          .meaning = overLohThreshold}}};
 }
 
 /// How the MethodTable flags of one CLR generation say what an object is.
@@ -92,7 +119,9 @@ struct Layout {
     return std::string(flags->name) + (pointer_size == 8 ? "-x64" : "-x86") + " (" + source + ")";
   }
   /// The pointer at `p`.
-  uint64_t word(const uint8_t *p) const { return pointer_size == 8 ? read64le(p) : read32le(p); }
+  uint64_t word(const uint8_t *p) const {
+    return readUnsigned(p, pointer_size, llvm::support::little);
+  }
   /// The bits of an object's first word that hold GC marks, not the MethodTable.
   uint64_t markBits() const { return pointer_size == 8 ? 7 : 3; }
   /// ObjHeader + MethodTable* + length (+ pad): an empty SZ array, the smallest object.
@@ -552,7 +581,6 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
 
 llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
   HeapWalkResult result;
-  result.walker = walker_.str();
   findSegments();
   if (!segments_.empty()) {
     for (const Segment &s : segments_) {
@@ -573,11 +601,9 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     result.facts.push_back({fact("loh"), "heuristic: object size >= 85000"});
   }
   if (objects_ == 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no %s GC heap object (%s layout) found in writable "
-                                   "private memory",
-                                   walker_ == "coreclr" ? "CoreCLR" : ".NET Framework",
-                                   layout_.name().c_str());
+    return createError("no " + llvm::Twine(walker_ == "coreclr" ? "CoreCLR" : ".NET Framework") +
+                       " GC heap object (" + layout_.name() +
+                       " layout) found in writable private memory");
 
   // Name byte arrays. Flags alone tell byte[] from sbyte[] and bool[] apart not at all; the element
   // type with the most instances is taken as System.Byte (byte[] dominates every real heap).
@@ -632,7 +658,7 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
       ++arrays;
     }
     result.stats.add(a);
-    sink(a);
+    sink(0, a); // one thread: lane 0
   }
   result.facts.push_back({fact("objects_walked"), std::to_string(objects_)});
   result.facts.push_back({fact("arrays"), std::to_string(arrays)});
@@ -672,10 +698,10 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
   const Snapshot &snap = memory.snapshot();
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   for (const Module &m : snap.modules)
-    if (isCoreClrModule(baseName(m.path)) && m.end > m.start)
+    if (namesModule(kCoreClrNames, m.path) && m.end > m.start)
       spans.push_back({m.start, m.end});
   for (const Region &r : snap.regions)
-    if (!r.backing_file.empty() && isCoreClrModule(baseName(r.backing_file)))
+    if (namesModule(kCoreClrNames, r.backing_file))
       spans.push_back({r.start, r.end()});
   const uint64_t captured = snap.capturedBytes();
   for (const MemoryRange &m : snap.memory) {
@@ -736,11 +762,10 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
               index = *n;
           }
           uint64_t slot = 0, variable = 0, mt = 0;
-          if (index && *index < pointer_count && memory.tryReadU64(pointers + 8 * *index, slot) &&
-              memory.tryReadU64(slot, variable)) {
-            uint32_t f = 0;
+          if (index && *index < pointer_count && memory.readU64(pointers + 8 * *index, slot) &&
+              memory.readU64(slot, variable)) {
             // The slot holds either the variable's address or (older builds) the value itself.
-            mt = memory.tryReadU32(slot, f) && f == kClr4.free_flags ? slot : variable;
+            mt = memory.readU32(slot) == kClr4.free_flags ? slot : variable;
           }
           if (mt)
             layout.free_method_table = mt;
@@ -753,35 +778,28 @@ std::string applyContractDescriptor(const AddressSpace &memory, Layout &layout,
   return "absent";
 }
 
-/// The pointer size of the snapshot's process, or an error naming `walker` when it is neither 4
-/// nor 8.
-llvm::Expected<unsigned> pointerSize(const AddressSpace &memory, llvm::StringRef walker) {
-  const unsigned ptr = memory.snapshot().system.pointer_size;
-  if (ptr != 4 && ptr != 8)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the %s walker reads 32-bit and 64-bit processes only",
-                                   walker.str().c_str());
-  return ptr;
-}
-
 class CoreClrWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "coreclr"; }
 
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits =
+        clrTraits({std::begin(kCoreClrNames), std::end(kCoreClrNames)});
+    return traits;
+  }
+
   bool detect(const AddressSpace &memory) const override {
-    return hasModule(memory.snapshot(), isCoreClrModule);
+    return memory.snapshot().findModule(traits().modules).has_value();
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override {
-    llvm::Expected<unsigned> ptr = pointerSize(memory, name());
-    if (!ptr)
-      return ptr.takeError();
-    Layout layout = Layout::builtIn(kClr4, *ptr);
+    const unsigned ptr = memory.snapshot().system.pointer_size;
+    Layout layout = Layout::builtIn(kClr4, ptr);
     // The descriptor's own layout is read for 64-bit processes only.
     std::string descriptor =
-        *ptr == 8 ? applyContractDescriptor(memory, layout, diags) : "not read (32-bit process)";
+        ptr == 8 ? applyContractDescriptor(memory, layout, diags) : "not read (32-bit process)";
     CoreClrWalk walk(name(), memory, diags, layout);
     llvm::Expected<HeapWalkResult> result = walk.run(sink);
     if (result) {
@@ -797,9 +815,9 @@ public:
 /// The .NET Framework runtime a process loaded: clr.dll (CLR 4, .NET Framework 4.x) or
 /// mscorwks.dll (CLR 2, .NET Framework 2.0 to 3.5); nullptr when neither.
 const ClrFlags *netfxRuntime(const Snapshot &snapshot) {
-  if (hasModule(snapshot, [](llvm::StringRef n) { return n.equals_insensitive("clr.dll"); }))
+  if (snapshot.findModule(kClr4Names))
     return &kClr4;
-  if (hasModule(snapshot, [](llvm::StringRef n) { return n.equals_insensitive("mscorwks.dll"); }))
+  if (snapshot.findModule(kClr2Names))
     return &kClr2;
   return nullptr;
 }
@@ -808,6 +826,15 @@ class NetfxWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "netfx"; }
 
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits = [] {
+      std::vector<ModuleName> modules(std::begin(kClr4Names), std::end(kClr4Names));
+      modules.insert(modules.end(), std::begin(kClr2Names), std::end(kClr2Names));
+      return clrTraits(std::move(modules));
+    }();
+    return traits;
+  }
+
   bool detect(const AddressSpace &memory) const override {
     return netfxRuntime(memory.snapshot()) != nullptr;
   }
@@ -815,14 +842,10 @@ public:
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override {
-    llvm::Expected<unsigned> ptr = pointerSize(memory, name());
-    if (!ptr)
-      return ptr.takeError();
     const ClrFlags *runtime = netfxRuntime(memory.snapshot());
     if (!runtime)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "neither clr.dll nor mscorwks.dll is loaded");
-    Layout layout = Layout::builtIn(*runtime, *ptr);
+      return createError("neither clr.dll nor mscorwks.dll is loaded");
+    Layout layout = Layout::builtIn(*runtime, memory.snapshot().system.pointer_size);
     CoreClrWalk walk(name(), memory, diags, layout);
     llvm::Expected<HeapWalkResult> result = walk.run(sink);
     if (result)

@@ -14,12 +14,14 @@
 //              elements at +32. LOS size = align8(32 + length * element size).
 //   MonoVTable: klass @0, rank @44.  MonoClass: element_class @0, rank @26, class_kind @27
 //              (5 = array), name @64, element_size @136, _byval_arg @176 (data @176, type @186).
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "scan.h"
 #include "walkers.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 
@@ -52,15 +54,18 @@ constexpr uint8_t kTypeSzArray = 0x1d;     // MONO_TYPE_SZARRAY
 constexpr uint8_t kTypeArray = 0x14;       // MONO_TYPE_ARRAY
 constexpr uint8_t kTypeString = 0x0e;      // MONO_TYPE_STRING
 constexpr uint8_t kTypeValueType = 0x11;   // MONO_TYPE_VALUETYPE
+constexpr uint64_t kMaxClassName = 256;    // longest class name read
 constexpr uint8_t kTypeClass = 0x12;       // MONO_TYPE_CLASS
 constexpr uint8_t kTypeGenericInst = 0x15; // MONO_TYPE_GENERICINST
 constexpr uint8_t kTypeObject = 0x1c;      // MONO_TYPE_OBJECT
 constexpr uint64_t kMaxObjectSize = uint64_t(1) << 40;
 
-bool isMonoModule(llvm::StringRef name) {
-  return name == "mono" || name == "mono-sgen" || name.startswith("libmonosgen-2.0.so") ||
-         name.startswith("libmono-2.0.so") || name.equals_insensitive("mono-2.0-sgen.dll");
-}
+/// The file names of Mono's runtime: the mono executable or its shared library.
+constexpr ModuleName kMonoNames[] = {{"mono", ModuleName::Match::Exact},
+                                     {"mono-sgen", ModuleName::Match::Exact},
+                                     {"libmonosgen-2.0.so", ModuleName::Match::Prefix},
+                                     {"libmono-2.0.so", ModuleName::Match::Prefix},
+                                     {"mono-2.0-sgen.dll", ModuleName::Match::AnyCase}};
 
 /// What a vtable candidate is, cached per address.
 struct VTableInfo {
@@ -203,25 +208,17 @@ std::string MonoWalk::arrayName(const LosObject &o) const {
   if (!primitive.empty())
     return primitive.str();
   // Array classes get their name ("Foo[]") from a mempool, which core dumps normally include.
-  uint64_t name = 0;
-  if (!memory_.tryReadU64(o.type.klass + layout_.class_name, name) || name == 0)
+  std::optional<uint64_t> name = memory_.readU64(o.type.klass + layout_.class_name);
+  if (!name || *name == 0)
     return "";
-  uint64_t run = std::min<uint64_t>(memory_.capturedRunFrom(name), 256);
-  const uint8_t *p = memory_.tryView(name, run);
-  if (!p)
+  std::optional<llvm::StringRef> text = memory_.readCString(*name, kMaxClassName + 1);
+  if (!text || !llvm::all_of(*text, [](char c) { return c >= 0x20 && c <= 0x7e; }))
     return "";
-  std::string out;
-  for (uint64_t i = 0; i < run && p[i]; ++i) {
-    if (p[i] < 0x20 || p[i] > 0x7e)
-      return "";
-    out.push_back(static_cast<char>(p[i]));
-  }
-  return out;
+  return text->str();
 }
 
 llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   HeapWalkResult result;
-  result.walker = "mono";
   std::vector<LosObject> found;
   for (const ScanRange &r : heapCandidateRanges(memory_)) {
     for (uint64_t off = 0; off + kLosHeader + kArrayData <= r.size;) {
@@ -256,9 +253,8 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     }
   }
   if (found.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no Mono SGen large-object-space object found (layout %s)",
-                                   layout_.name);
+    return createError(llvm::Twine("no Mono SGen large-object-space object found (layout ") +
+                       layout_.name + ")");
   std::sort(found.begin(), found.end(),
             [](const LosObject &a, const LosObject &b) { return a.header < b.header; });
   for (LosObject &o : found)
@@ -280,10 +276,10 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   const Snapshot &snap = memory_.snapshot();
   for (const MemoryRange &m : snap.memory) {
     const Region *r = memory_.regionContaining(m.start);
-    bool runtime_data = r && r->perms.write && isMonoModule(baseName(r->backing_file));
+    bool runtime_data = r && r->perms.write && namesModule(kMonoNames, r->backing_file);
     // The .bss right after the binary's data segment is anonymous; take the region that follows.
     if (!runtime_data && r && r->backing_file.empty() && r->perms.write && r != &snap.regions[0] &&
-        isMonoModule(baseName((r - 1)->backing_file)) && (r - 1)->end() == r->start)
+        namesModule(kMonoNames, (r - 1)->backing_file) && (r - 1)->end() == r->start)
       runtime_data = true;
     if (!runtime_data)
       continue;
@@ -347,7 +343,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     a.managed = std::move(m);
     ++arrays;
     result.stats.add(a);
-    sink(a);
+    sink(0, a); // one thread: lane 0
   }
   result.facts.push_back({"mono_layout", layout_.name});
   result.facts.push_back({"mono_los_objects", std::to_string(found.size())});
@@ -362,16 +358,23 @@ class MonoWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "mono"; }
 
+  /// 64-bit little-endian processes of any operating system that map Mono's runtime; an
+  /// object's size says nothing of a request.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{.platforms = Platforms::littleEndian64(),
+                                     .modules = {std::begin(kMonoNames), std::end(kMonoNames)},
+                                     .requests = nullptr,
+                                     .thresholds = {}};
+    return traits;
+  }
+
   bool detect(const AddressSpace &memory) const override {
-    return hasModule(memory.snapshot(), isMonoModule);
+    return memory.snapshot().findModule(traits().modules).has_value();
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override {
-    if (memory.snapshot().system.pointer_size != 8)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "the mono walker reads 64-bit processes only");
     MonoWalk walk(memory, diags, kMono68);
     return walk.run(sink);
   }

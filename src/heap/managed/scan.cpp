@@ -1,7 +1,5 @@
 #include "scan.h"
 
-#include "llvm/Support/Path.h"
-
 namespace dumpsift::managed {
 
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory) {
@@ -67,20 +65,6 @@ llvm::StringRef csharpArrayName(uint8_t element_type) {
   default:
     return "";
   }
-}
-
-llvm::StringRef baseName(llvm::StringRef path) {
-  return llvm::sys::path::filename(path, llvm::sys::path::Style::windows);
-}
-
-bool hasModule(const Snapshot &snapshot, bool (*match)(llvm::StringRef name)) {
-  for (const Module &m : snapshot.modules)
-    if (match(baseName(m.path)))
-      return true;
-  for (const Region &r : snapshot.regions)
-    if (!r.backing_file.empty() && match(baseName(r.backing_file)))
-      return true;
-  return false;
 }
 
 } // namespace dumpsift::managed

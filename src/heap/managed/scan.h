@@ -1,11 +1,10 @@
-// Shared pieces of the managed-heap walkers: which memory to scan, fast word reads, a fixed-size
+// Shared pieces of the managed-heap walkers: which memory to scan, a fixed-size
 // verdict cache, and names for element types. Private to src/heap/managed.
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Endian.h"
 
 #include <array>
 #include <cstdint>
@@ -28,11 +27,6 @@ struct ScanRange {
 /// the dump records no regions at all (then every captured range is returned, since nothing tells
 /// heap from non-heap).
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory);
-
-// Little-endian loads from a pointer, no alignment required (the walkers read 64-bit
-// little-endian processes only).
-using llvm::support::endian::read32le;
-using llvm::support::endian::read64le;
 
 /// Lowest and highest captured addresses: a pointer outside them cannot be followed.
 struct CapturedBounds {
@@ -69,12 +63,5 @@ inline uint64_t alignUp8(uint64_t v) {
 /// "byte[]"-style C# name of an array whose elements have the ECMA-335 element type `et`
 /// (ELEMENT_TYPE_U1 = 5 -> "byte[]"); empty when `et` is not a primitive or string/object.
 llvm::StringRef csharpArrayName(uint8_t element_type);
-
-/// The file name part of a path, for either separator ("/usr/lib/libcoreclr.so" ->
-/// "libcoreclr.so", "C:\\dotnet\\coreclr.dll" -> "coreclr.dll").
-llvm::StringRef baseName(llvm::StringRef path);
-
-/// True when a module or a mapped file of the snapshot has a file name for which `match` is true.
-bool hasModule(const Snapshot &snapshot, bool (*match)(llvm::StringRef name));
 
 } // namespace dumpsift::managed

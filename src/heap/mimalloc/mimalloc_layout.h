@@ -7,21 +7,15 @@
 // (free paths, usable size); docs/heap-mimalloc.md lists where each comes from.
 #pragma once
 
-#include "llvm/Support/Endian.h"
+#include "dumpsift/dump/snapshot.h"
+#include "dumpsift/dump/words.h"
 
 #include <cstdint>
 
 namespace dumpsift::mimalloc {
 
-inline uint64_t load64(const uint8_t *p) {
-  return llvm::support::endian::read64le(p);
-}
-inline uint32_t load32(const uint8_t *p) {
-  return llvm::support::endian::read32le(p);
-}
-inline uint16_t load16(const uint8_t *p) {
-  return llvm::support::endian::read16le(p);
-}
+/// The file names of mimalloc's shared library ("libmimalloc.so.2.0").
+inline constexpr ModuleName kMimallocNames[] = {{"libmimalloc", ModuleName::Match::Prefix}};
 
 // Segments: MI_SEGMENT_SHIFT = 9 + MI_SEGMENT_SLICE_SHIFT = 25 on 64-bit, so 32 MiB, aligned to
 // their size; 512 slices of 64 KiB (MI_SEGMENT_SLICE_SHIFT = 13 + 3).

@@ -19,25 +19,25 @@ const uint8_t *sliceDescriptor(const Segment &segment, uint64_t index) {
 /// geometry, "" for a free span, else why the page cannot be walked.
 const char *decodePage(const Segment &segment, uint64_t index, Page &page) {
   const uint8_t *d = sliceDescriptor(segment, index);
-  const uint64_t xblock_size = load32(d + kPage.xblock_size);
+  const uint64_t xblock_size = read32le(d + kPage.xblock_size);
   if (xblock_size == 0)
     return "";
   page.descriptor = segment.address + kSegment.slices + index * kPage.size;
   page.slice_index = index;
-  page.slice_count = load32(d + kPage.slice_count);
+  page.slice_count = read32le(d + kPage.slice_count);
   const uint64_t offset =
       xblock_size >= 8 && xblock_size <= kSmallBlockOffsetMax ? kSmallBlockStartOffset : 0;
   const uint64_t page_bytes = page.slice_count * kSliceSize - offset;
   page.start = segment.address + index * kSliceSize + offset;
   page.block_size = xblock_size >= kHugeBlockSize ? page_bytes : xblock_size;
-  page.capacity = load16(d + kPage.capacity);
-  page.reserved = load16(d + kPage.reserved);
-  page.used = load32(d + kPage.used);
+  page.capacity = read16le(d + kPage.capacity);
+  page.reserved = read16le(d + kPage.reserved);
+  page.used = read32le(d + kPage.used);
   page.flags = d[kPage.flags];
-  page.free = load64(d + kPage.free);
-  page.local_free = load64(d + kPage.local_free);
-  page.thread_free = load64(d + kPage.xthread_free) & ~kThreadFreeFlagBits;
-  page.heap = load64(d + kPage.xheap);
+  page.free = read64le(d + kPage.free);
+  page.local_free = read64le(d + kPage.local_free);
+  page.thread_free = read64le(d + kPage.xthread_free) & ~kThreadFreeFlagBits;
+  page.heap = read64le(d + kPage.xheap);
   if (page.block_size < 8)
     return "block size below 8 bytes";
   if (page.capacity > page.reserved)
@@ -68,13 +68,13 @@ std::optional<Segment> readSegment(const AddressSpace &memory, uint64_t address)
   Segment s;
   s.address = address;
   s.header = h;
-  s.key = load64(h + kSegment.cookie) ^ address;
-  s.kind = load32(h + kSegment.kind);
-  s.slices = load64(h + kSegment.segment_slices);
-  s.info_slices = load64(h + kSegment.info_slices);
-  s.slice_entries = load64(h + kSegment.slice_entries);
-  s.used = load64(h + kSegment.used);
-  s.thread_id = load64(h + kSegment.thread_id);
+  s.key = read64le(h + kSegment.cookie) ^ address;
+  s.kind = read32le(h + kSegment.kind);
+  s.slices = read64le(h + kSegment.segment_slices);
+  s.info_slices = read64le(h + kSegment.info_slices);
+  s.slice_entries = read64le(h + kSegment.slice_entries);
+  s.used = read64le(h + kSegment.used);
+  s.thread_id = read64le(h + kSegment.thread_id);
   // A huge segment holds one allocation of at most PTRDIFF_MAX bytes; 2^24 slices (1 TiB) keeps
   // every product below overflow and is far beyond any real process.
   constexpr uint64_t kMaxSlices = 1ull << 24;
@@ -83,11 +83,12 @@ std::optional<Segment> readSegment(const AddressSpace &memory, uint64_t address)
   const uint64_t entries = std::min(s.slices, kSlicesPerSegment);
   // MI_SECURE builds keep the last slice as a guard page: one entry fewer.
   const bool entries_ok = s.slice_entries == entries || s.slice_entries + 1 == entries;
-  if (!(normal || huge) || load32(h + kSegment.kind + 4) != 0 || !entries_ok ||
+  if (!(normal || huge) || read32le(h + kSegment.kind + 4) != 0 || !entries_ok ||
       s.info_slices == 0 || s.info_slices >= s.slice_entries || s.used > s.slice_entries)
     return std::nullopt;
   const uint8_t *info = sliceDescriptor(s, 0);
-  if (load32(info + kPage.slice_count) != s.info_slices || load32(info + kPage.slice_offset) != 0)
+  if (read32le(info + kPage.slice_count) != s.info_slices ||
+      read32le(info + kPage.slice_offset) != 0)
     return std::nullopt;
   // The OS maps a segment whole (the parts not committed yet too): it cannot reach past the
   // process's mappings.
@@ -123,9 +124,9 @@ PageWalkEnd forEachPage(const Segment &segment, llvm::function_ref<void(const Pa
   Page page;
   for (uint64_t i = segment.info_slices; i < segment.slice_entries;) {
     const uint8_t *d = sliceDescriptor(segment, i);
-    const uint64_t count = load32(d + kPage.slice_count);
+    const uint64_t count = read32le(d + kPage.slice_count);
     const uint64_t where = segment.address + kSegment.slices + i * kPage.size;
-    if (count == 0 || load32(d + kPage.slice_offset) != 0)
+    if (count == 0 || read32le(d + kPage.slice_offset) != 0)
       return {where, "slice " + std::to_string(i) + " does not start a page or a free span"};
     if (count > limit - i)
       return {where, "page of " + std::to_string(count) + " slices at slice " + std::to_string(i) +
@@ -155,16 +156,16 @@ bool pageOfBlock(const std::vector<Segment> &segments, uint64_t addr, Page &page
   if (index >= segment.slice_entries)
     return false; // a block starts in its page's first slices, which have descriptors
   const uint8_t *d = sliceDescriptor(segment, index);
-  if (load32(d + kPage.slice_count) == 0) {
+  if (read32le(d + kPage.slice_count) == 0) {
     // An inner slice of a page: slice_offset leads back to the page's first slice.
-    const uint64_t back = load32(d + kPage.slice_offset);
+    const uint64_t back = read32le(d + kPage.slice_offset);
     if (back == 0 || back % kPage.size != 0 || back / kPage.size > index)
       return false;
     index -= back / kPage.size;
     d = sliceDescriptor(segment, index);
-    if (load32(d + kPage.slice_count) == 0 || load32(d + kPage.slice_offset) != 0)
+    if (read32le(d + kPage.slice_count) == 0 || read32le(d + kPage.slice_offset) != 0)
       return false;
-  } else if (load32(d + kPage.slice_offset) != 0) {
+  } else if (read32le(d + kPage.slice_offset) != 0) {
     return false;
   }
   if (index < segment.info_slices || decodePage(segment, index, page) != nullptr)
@@ -179,7 +180,7 @@ std::vector<uint64_t> delayedFrees(const AddressSpace &memory, const std::vector
   uint64_t steps = 0;
   for (uint64_t heap : heaps) {
     uint64_t node = 0;
-    if (!memory.tryReadU64(heap + kHeap.thread_delayed_free, node))
+    if (!memory.readU64(heap + kHeap.thread_delayed_free, node))
       continue; // the heap itself is not captured: nothing to read
     const std::string where = hexAddress(heap);
     // Brent's cycle finder: `tortoise` is reset at powers of two; a loop meets it.
@@ -196,7 +197,7 @@ std::vector<uint64_t> delayedFrees(const AddressSpace &memory, const std::vector
         break;
       }
       out.push_back(node);
-      if (!memory.tryReadU64(node, node)) {
+      if (!memory.readU64(node, node)) {
         diags.warn(where, "delayed-free list: the link in " + hexAddress(out.back()) +
                               " is not captured; the list is cut there");
         break;
@@ -234,8 +235,8 @@ ListEnd markList(const AddressSpace &memory, const Page &page, const uint8_t *bl
     word |= bit;
     ++marked;
     if (blocks)
-      node = load64(blocks + (node - page.start)); // block_size >= 8: the link is in the view
-    else if (!memory.tryReadU64(node, node))
+      node = read64le(blocks + (node - page.start)); // block_size >= 8: the link is in the view
+    else if (!memory.readU64(node, node))
       return ListEnd::NotCaptured;
   }
   return ListEnd::Complete;

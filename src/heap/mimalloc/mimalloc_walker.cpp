@@ -3,6 +3,7 @@
 // its free lists give them.
 #include "mimalloc_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "mimalloc_model.h"
 
@@ -16,16 +17,8 @@ using namespace mimalloc;
 
 /// The file name of the mimalloc library the process maps ("libmimalloc.so.2.0"), or "".
 std::string mappedLibrary(const Snapshot &snap) {
-  auto base = [](llvm::StringRef path) {
-    return path.contains('/') ? path.rsplit('/').second : path;
-  };
-  for (const Module &m : snap.modules)
-    if (base(m.path).startswith("libmimalloc"))
-      return base(m.path).str();
-  for (const Region &r : snap.regions)
-    if (base(r.backing_file).startswith("libmimalloc"))
-      return base(r.backing_file).str();
-  return "";
+  std::optional<llvm::StringRef> library = snap.findModule(kMimallocNames);
+  return library ? fileName(*library).str() : "";
 }
 
 /// Why a library file name suggests a layout other than 2.0.9's release build, or "".
@@ -96,12 +89,20 @@ class MimallocWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "mimalloc"; }
 
-  /// True when a 64-bit little-endian process holds at least one mimalloc segment header in its
-  /// captured anonymous memory.
-  bool detect(const AddressSpace &memory) const override {
-    const SystemInfo &system = memory.snapshot().system;
-    return system.pointer_size == 8 && system.little_endian && !findSegments(memory).empty();
+  /// Processes of any operating system, 64-bit little-endian, linked with libmimalloc or with
+  /// mimalloc inside; sizes are size classes, which say nothing of the request.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64(),
+        .modules = {std::begin(kMimallocNames), std::end(kMimallocNames)},
+        .requests = nullptr,
+        .thresholds = {}};
+    return traits;
   }
+
+  /// True when the process holds at least one mimalloc segment header in its captured anonymous
+  /// memory.
+  bool detect(const AddressSpace &memory) const override { return !findSegments(memory).empty(); }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
@@ -168,7 +169,7 @@ public:
     for (uint32_t k = 0; k < page.capacity; ++k, address += page.block_size) {
       a.address = a.chunk_address = address;
       a.state = (free_bits_[k >> 6] >> (k & 63)) & 1 ? AllocState::Free : not_free;
-      sink_(a);
+      sink_(0, a); // one thread: lane 0
       result_.stats.add(a);
     }
     blocks_ += page.capacity;
@@ -192,8 +193,7 @@ llvm::Expected<HeapWalkResult> MimallocWalker::walk(const AddressSpace &memory, 
                                                     const WalkOptions & /*one thread*/) const {
   std::vector<Segment> found = findSegments(memory);
   if (found.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no mimalloc segment header in captured anonymous memory");
+    return createError("no mimalloc segment header in captured anonymous memory");
   const std::string library = mappedLibrary(memory.snapshot());
   if (std::string why = libraryMismatch(library); !why.empty())
     diags.warn("mimalloc", library + " " + why +
@@ -234,7 +234,7 @@ llvm::Expected<HeapWalkResult> MimallocWalker::walk(const AddressSpace &memory, 
   uint64_t main_heap = 0;
   for (uint64_t heap : heaps) {
     uint64_t cookie = 0;
-    if (memory.tryReadU64(heap + kHeap.cookie, cookie) && cookie == key) {
+    if (memory.readU64(heap + kHeap.cookie, cookie) && cookie == key) {
       main_heap = heap;
       break;
     }
@@ -242,7 +242,6 @@ llvm::Expected<HeapWalkResult> MimallocWalker::walk(const AddressSpace &memory, 
 
   // Pass 2: report, segment by segment, in address order.
   HeapWalkResult result;
-  result.walker = "mimalloc";
   result.size_classes = true;
   PageReporter reporter(memory, delayed, sink, result, diags);
   uint64_t huge = 0, abandoned = 0, unused = 0, cut = 0;

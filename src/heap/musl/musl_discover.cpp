@@ -11,7 +11,6 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string_view>
 
 namespace dumpsift::musl {
@@ -20,18 +19,6 @@ namespace {
 
 /// The largest mapping a meta may claim, in pages (2^48 bytes: the user address space).
 constexpr uint64_t kMaxMapPages = uint64_t(1) << 36;
-
-uint64_t load64(const uint8_t *p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-uint32_t load32(const uint8_t *p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 /// Why the page at `addr` is not a meta area carrying `secret` (nullptr when it is one); `bytes`
 /// gets its captured bytes.
@@ -42,9 +29,9 @@ const char *areaProblem(const AddressSpace &memory, uint64_t addr, uint64_t secr
   bytes = memory.tryView(addr, kAreaSize);
   if (!bytes)
     return "meta area is not captured";
-  if (load64(bytes + kAreaCheck) != secret)
+  if (read64le(bytes + kAreaCheck) != secret)
     return "meta area's check word is not the context's secret";
-  if (load32(bytes + kAreaNslots) != kMetasPerArea)
+  if (read32le(bytes + kAreaNslots) != kMetasPerArea)
     return "meta area does not hold 101 metas";
   return nullptr;
 }
@@ -80,15 +67,15 @@ std::vector<bool> contextRegions(const Snapshot &snap, std::vector<std::string> 
 /// does; fills `g` either way.
 const char *groupProblem(const AddressSpace &memory, uint64_t meta, const uint8_t *m, Group &g) {
   g.meta = meta;
-  g.mem = load64(m + kMetaMem);
-  const uint64_t bits = load64(m + kMetaBits);
+  g.mem = read64le(m + kMetaMem);
+  const uint64_t bits = read64le(m + kMetaBits);
   g.last_idx = bits & 31;
   g.freeable = (bits >> 5) & 1;
   g.sizeclass = (bits >> 6) & 63;
   g.maplen = bits >> 12;
   const uint32_t slots_mask = uint32_t((uint64_t(2) << g.last_idx) - 1);
-  g.avail_mask = load32(m + kMetaAvailMask) & slots_mask;
-  g.freed_mask = load32(m + kMetaFreedMask) & slots_mask;
+  g.avail_mask = read32le(m + kMetaAvailMask) & slots_mask;
+  g.freed_mask = read32le(m + kMetaFreedMask) & slots_mask;
   if (g.mem % kUnit != 0)
     return "group address is not 16-aligned";
   if (g.sizeclass >= kClasses && g.sizeclass != kMmapClass)
@@ -103,7 +90,7 @@ const char *groupProblem(const AddressSpace &memory, uint64_t meta, const uint8_
   if (!region || g.claimEnd() > region->end())
     return "group runs past the mapping that holds it";
   uint64_t back = 0;
-  if (!memory.tryReadU64(g.mem, back))
+  if (!memory.readU64(g.mem, back))
     return "group header is not captured";
   if (back != meta)
     return "group header does not point back at the meta";
@@ -123,7 +110,7 @@ void readArea(const AddressSpace &memory, uint64_t area, const uint8_t *bytes, P
   for (uint32_t k = 0; k < kMetasPerArea; ++k) {
     const uint64_t offset = kAreaSlots + uint64_t(k) * kMetaSize;
     const uint8_t *m = bytes + offset;
-    if (load64(m + kMetaMem) == 0)
+    if (read64le(m + kMetaMem) == 0)
       continue; // never used, or freed (free_meta zeroes it)
     Group g;
     const char *why = groupProblem(memory, area + offset, m, g);
@@ -149,8 +136,6 @@ void readArea(const AddressSpace &memory, uint64_t area, const uint8_t *bytes, P
 
 std::optional<Context> findContext(const AddressSpace &memory) {
   const Snapshot &snap = memory.snapshot();
-  if (snap.system.pointer_size != 8 || !snap.system.little_endian)
-    return std::nullopt;
   std::vector<std::string> where;
   const std::vector<bool> wanted = contextRegions(snap, where);
   std::optional<Context> found;
@@ -163,11 +148,11 @@ std::optional<Context> findContext(const AddressSpace &memory) {
     // The whole struct lies in the range: it is in one data segment or .bss.
     for (uint64_t at = (8 - range.start % 8) % 8; size >= kCtxSize && at <= size - kCtxSize;
          at += 8) {
-      if (load32(bytes + at + kCtxInitDone) != 1)
+      if (read32le(bytes + at + kCtxInitDone) != 1)
         continue;
-      const uint64_t secret = load64(bytes + at + kCtxSecret);
-      const uint64_t head = load64(bytes + at + kCtxMetaAreaHead);
-      const uint64_t tail = load64(bytes + at + kCtxMetaAreaTail);
+      const uint64_t secret = read64le(bytes + at + kCtxSecret);
+      const uint64_t head = read64le(bytes + at + kCtxMetaAreaHead);
+      const uint64_t tail = read64le(bytes + at + kCtxMetaAreaTail);
       const uint8_t *area = nullptr;
       if (secret == 0 || head == 0 || tail == 0 || tail % kAreaSize != 0 ||
           areaProblem(memory, head, secret, area))
@@ -201,7 +186,7 @@ Plan collectGroups(const AddressSpace &memory, const Context &ctx, Diagnostics &
     plan.meta_areas.push_back({"meta-area", area, kAreaSize, ctx.address});
     readArea(memory, area, bytes, plan, diags);
     last = area;
-    area = load64(bytes + kAreaNext);
+    area = read64le(bytes + kAreaNext);
   }
   if (last != ctx.meta_area_tail)
     diags.warn(hexAddress(ctx.meta_area_tail),

@@ -28,7 +28,8 @@ struct Context {
 /// anonymous memory right after each, their .bss); in every writable region when the dump names
 /// no file. A candidate has init_done == 1, a non-zero secret, a page-aligned tail, and a head
 /// meta area that is captured, holds 101 metas and carries that secret. nullopt when none does
-/// (not a 64-bit little-endian musl process, or malloc was never called). Never fails.
+/// (not a musl process, or malloc was never called). Reads the 64-bit little-endian layout (the
+/// walker's platforms). Never fails.
 std::optional<Context> findContext(const AddressSpace &memory);
 
 /// One group as its struct meta describes it.

@@ -5,11 +5,11 @@
 // get_nominal_size check them.
 #include "musl_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "musl_model.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace dumpsift {
 
@@ -24,14 +24,15 @@ public:
   GroupBytes(const AddressSpace &memory, uint64_t start, uint64_t end)
       : memory_(memory), start_(start), end_(end), whole_(memory.tryView(start, end - start)) {}
 
-  /// The little-endian T at `addr`; false when outside the group or not captured.
+  /// The little-endian T (an unsigned word) at `addr`; false when outside the group or not
+  /// captured.
   template <typename T> bool load(uint64_t addr, T &out) const {
     if (addr < start_ || addr > end_ - sizeof(T))
       return false;
     const uint8_t *p = whole_ ? whole_ + (addr - start_) : memory_.tryView(addr, sizeof(T));
     if (!p)
       return false;
-    std::memcpy(&out, p, sizeof(T));
+    out = static_cast<T>(readUnsigned(p, sizeof(T), llvm::support::little));
     return true;
   }
 
@@ -223,7 +224,7 @@ private:
       } else {
         a_.state = AllocState::Used;
       }
-      sink_(a_);
+      sink_(0, a_); // one thread: lane 0
       result_.stats.add(a_);
       ++slots;
     }
@@ -264,29 +265,32 @@ class MuslWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "musl"; }
 
-  /// True when a 64-bit little-endian Linux process holds musl's malloc context.
-  bool detect(const AddressSpace &memory) const override {
-    const std::string &os = memory.snapshot().system.os;
-    if (os != "linux" && os != "unknown" && !os.empty())
-      return false;
-    return findContext(memory).has_value();
+  /// Linux processes of 64-bit little-endian words; musl names no module of its own (a static
+  /// binary holds it), and its slots are size classes.
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{.platforms = Platforms::littleEndian64({Os::Linux}),
+                                     .modules = {},
+                                     .requests = nullptr,
+                                     .thresholds = {}};
+    return traits;
   }
+
+  /// True when the process holds musl's malloc context.
+  bool detect(const AddressSpace &memory) const override { return findContext(memory).has_value(); }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
                                       Diagnostics &diags,
                                       const WalkOptions & /*one thread*/) const override {
     std::optional<Context> ctx = findContext(memory);
     if (!ctx)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no musl malloc context found (a 64-bit process whose "
-                                     "__malloc_context holds the secret of its meta areas)");
+      return createError("no musl malloc context found (a 64-bit process whose "
+                         "__malloc_context holds the secret of its meta areas)");
     if (ctx->candidates > 1)
       diags.warn(hexAddress(ctx->address),
                  std::to_string(ctx->candidates) +
                      " places look like musl's malloc context; the first is walked");
     Plan plan = collectGroups(memory, *ctx, diags);
     HeapWalkResult result;
-    result.walker = "musl";
     SlotWalk slots(memory, *ctx, plan.groups, sink, result, diags);
     slots.run();
     result.areas.insert(result.areas.end(), plan.meta_areas.begin(), plan.meta_areas.end());

@@ -6,6 +6,7 @@
 // (2) the central free lists, an array whose entries carry their own index; (3) the spans on those
 // lists, which the page map maps to themselves: the root is the array through which they do;
 // (4) the thread caches, whose 86 free lists each carry their class's object size.
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "tcmalloc_model.h"
 
@@ -70,7 +71,7 @@ template <typename Fn>
 void forEachPointerWord(const AddressSpace &memory, const std::vector<DataRange> &data, Fn &&fn) {
   forEachCaptured(memory, data, [&](uint64_t addr, const uint8_t *bytes, uint64_t size) {
     for (uint64_t off = (8 - (addr & 7)) & 7; off + 8 <= size; off += 8) {
-      uint64_t v = load<uint64_t>(bytes + off);
+      uint64_t v = read64le(bytes + off);
       if (v != 0 && (v & 7) == 0)
         fn(addr + off, v);
     }
@@ -82,15 +83,15 @@ bool readSizeMap(const AddressSpace &memory, uint64_t base, SizeClasses &out) {
   const uint8_t *p = memory.tryView(base, kSizeMap.size);
   if (!p)
     return false;
-  const uint64_t n = load<uint64_t>(p + kSizeMap.num_size_classes);
+  const uint64_t n = read64le(p + kSizeMap.num_size_classes);
   if (n < 8 || n > kClassSizesMax)
     return false;
   SizeClasses c;
   c.count = static_cast<unsigned>(n);
   for (unsigned i = 0; i < kClassSizesMax; ++i) {
-    c.size[i] = load<uint32_t>(p + kSizeMap.class_to_size + 4 * i);
-    uint64_t pages = load<uint64_t>(p + kSizeMap.class_to_pages + 8 * i);
-    c.batch[i] = load<uint32_t>(p + kSizeMap.num_objects_to_move + 4 * i);
+    c.size[i] = read32le(p + kSizeMap.class_to_size + 4 * i);
+    uint64_t pages = read64le(p + kSizeMap.class_to_pages + 8 * i);
+    c.batch[i] = read32le(p + kSizeMap.num_objects_to_move + 4 * i);
     if (i == 0 || i >= n) {
       if (c.size[i] != 0)
         return false;
@@ -122,14 +123,14 @@ bool isCentralCache(const AddressSpace &memory, uint64_t base, unsigned classes)
     return false;
   for (unsigned k = 0; k < classes; ++k) {
     const uint8_t *e = p + kCentral.stride * k;
-    if (load<uint64_t>(e + kCentral.size_class) != k)
+    if (read64le(e + kCentral.size_class) != k)
       return false;
-    uint32_t used = load<uint32_t>(e + kCentral.used_slots);
+    uint32_t used = read32le(e + kCentral.used_slots);
     if (used > kCentral.max_slots)
       return false;
     for (uint64_t list : {kCentral.empty, kCentral.nonempty})
       for (uint64_t link : {kSpan.next, kSpan.prev}) {
-        uint64_t v = load<uint64_t>(e + list + link);
+        uint64_t v = read64le(e + list + link);
         if (v == 0 || (v & 7) != 0)
           return false;
       }
@@ -144,8 +145,8 @@ bool isThreadCache(const AddressSpace &memory, uint64_t addr, const SizeClasses 
   if (!p)
     return false;
   for (unsigned c = 0; c < classes.count; ++c)
-    if (load<uint32_t>(p + kThreadCache.lists + kThreadCache.list_stride * c +
-                       kThreadCache.list_object_size) != classes.size[c])
+    if (read32le(p + kThreadCache.lists + kThreadCache.list_stride * c +
+                 kThreadCache.list_object_size) != classes.size[c])
       return false;
   return true;
 }
@@ -160,7 +161,7 @@ std::vector<SpanRec> anchorSpans(const AddressSpace &memory, uint64_t central,
       uint64_t sentinel = central + kCentral.stride * c + list;
       uint64_t first = 0;
       SpanRec s;
-      if (!memory.tryReadU64(sentinel + kSpan.next, first) || first == sentinel ||
+      if (!memory.readU64(sentinel + kSpan.next, first) || first == sentinel ||
           !readSpan(memory, first, s))
         continue;
       if (s.sizeclass() == c && s.location() == kInUse && s.length == classes.pages[c] &&
@@ -176,9 +177,8 @@ unsigned resolvedAnchors(const AddressSpace &memory, uint64_t root,
   unsigned resolved = 0;
   for (const SpanRec &s : anchors) {
     uint64_t leaf = 0, entry = 0;
-    if (memory.tryReadU64(root + 8 * (s.start >> kLeafBits), leaf) &&
-        memory.tryReadU64(leaf + 8 * (s.start & (kLeafEntries - 1)), entry) &&
-        entry == s.descriptor)
+    if (memory.readU64(root + 8 * (s.start >> kLeafBits), leaf) &&
+        memory.readU64(leaf + 8 * (s.start & (kLeafEntries - 1)), entry) && entry == s.descriptor)
       ++resolved;
   }
   return resolved;
@@ -197,10 +197,10 @@ bool readSpan(const AddressSpace &memory, uint64_t descriptor, SpanRec &out) {
   if (!p)
     return false;
   out.descriptor = descriptor;
-  out.start = load<uint64_t>(p + kSpan.start);
-  out.length = load<uint64_t>(p + kSpan.length);
-  out.objects = load<uint64_t>(p + kSpan.objects);
-  out.bits = load<uint32_t>(p + kSpan.bits);
+  out.start = read64le(p + kSpan.start);
+  out.length = read64le(p + kSpan.length);
+  out.objects = read64le(p + kSpan.objects);
+  out.bits = read32le(p + kSpan.bits);
   return true;
 }
 
@@ -221,8 +221,8 @@ std::optional<SizeMapHit> findSizeMap(const AddressSpace &memory, unsigned *othe
           break;
         const uint64_t where = addr + static_cast<uint64_t>(at - bytes) - 4; // class_to_size_[0]
         SizeClasses classes;
-        if (where % 4 != 0 || load<uint32_t>(at - 4) != 0 || load<uint32_t>(at) != 8 ||
-            load<uint32_t>(at + 4) != 16 || where < kSizeMap.class_to_size ||
+        if (where % 4 != 0 || read32le(at - 4) != 0 || read32le(at) != 8 ||
+            read32le(at + 4) != 16 || where < kSizeMap.class_to_size ||
             !readSizeMap(memory, where - kSizeMap.class_to_size, classes))
           continue;
         if (found)
@@ -247,28 +247,26 @@ llvm::Expected<Globals> findGlobals(const AddressSpace &memory, SizeMapHit size_
   // (2) Static::central_cache_: entries 1, 2 and 3 carry size_class_ 1, 2, 3, 1216 bytes apart.
   forEachCaptured(memory, data, [&](uint64_t addr, const uint8_t *bytes, uint64_t size) {
     for (uint64_t off = (8 - (addr & 7)) & 7; off + 8 <= size && !g.central_cache; off += 8) {
-      if (load<uint64_t>(bytes + off) != 1)
+      if (read64le(bytes + off) != 1)
         continue;
       uint64_t entry1 = addr + off - kCentral.size_class;
       uint64_t two = 0, three = 0;
-      if (memory.tryReadU64(entry1 + kCentral.stride + kCentral.size_class, two) && two == 2 &&
-          memory.tryReadU64(entry1 + 2 * kCentral.stride + kCentral.size_class, three) &&
-          three == 3 && isCentralCache(memory, entry1 - kCentral.stride, classes.count))
+      if (memory.readU64(entry1 + kCentral.stride + kCentral.size_class, two) && two == 2 &&
+          memory.readU64(entry1 + 2 * kCentral.stride + kCentral.size_class, three) && three == 3 &&
+          isCentralCache(memory, entry1 - kCentral.stride, classes.count))
         g.central_cache = entry1 - kCentral.stride;
     }
   });
   if (!g.central_cache)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tcmalloc's central free lists (an array of %u entries whose "
-                                   "size_class_ is their index) are not in %s's data",
-                                   classes.count, g.size_map.image.c_str());
+    return createError("tcmalloc's central free lists (an array of " + llvm::Twine(classes.count) +
+                       " entries whose size_class_ is their index) are not in " + g.size_map.image +
+                       "'s data");
 
   // (3) PageHeap::pagemap_.root_: through it, each span on a central list maps to itself.
   std::vector<SpanRec> anchors = anchorSpans(memory, g.central_cache, classes);
   if (anchors.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no span on any of tcmalloc's central free lists, so the page "
-                                   "map cannot be located (no small object in use?)");
+    return createError("no span on any of tcmalloc's central free lists, so the page map cannot "
+                       "be located (no small object in use?)");
   const SpanRec &first = anchors.front();
   const uint64_t root_offset = 8 * (first.start >> kLeafBits);
   const uint64_t leaf_offset = 8 * (first.start & (kLeafEntries - 1));
@@ -276,7 +274,7 @@ llvm::Expected<Globals> findGlobals(const AddressSpace &memory, SizeMapHit size_
   unsigned best = 0;
   forEachPointerWord(memory, data, [&](uint64_t addr, uint64_t leaf) {
     uint64_t entry = 0;
-    if (addr < root_offset || !memory.tryReadU64(leaf + leaf_offset, entry) ||
+    if (addr < root_offset || !memory.readU64(leaf + leaf_offset, entry) ||
         entry != first.descriptor)
       return;
     uint64_t root = addr - root_offset;
@@ -289,11 +287,9 @@ llvm::Expected<Globals> findGlobals(const AddressSpace &memory, SizeMapHit size_
     }
   });
   if (!g.pagemap_root)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "tcmalloc's page map root is not in %s's data (no captured array of leaves maps the span "
-        "at %s to itself)",
-        g.size_map.image.c_str(), hexAddress(first.descriptor).c_str());
+    return createError("tcmalloc's page map root is not in " + g.size_map.image +
+                       "'s data (no captured array of leaves maps the span at " +
+                       hexAddress(first.descriptor) + " to itself)");
   g.anchor_spans = best;
   if (best < anchors.size())
     diags.warn(hexAddress(g.pagemap_root), "page map root maps only " + std::to_string(best) +
@@ -305,7 +301,7 @@ llvm::Expected<Globals> findGlobals(const AddressSpace &memory, SizeMapHit size_
   forEachPointerWord(memory, data, [&](uint64_t, uint64_t cache) {
     uint64_t prev = 1;
     if (!checked.insert(cache).second || !isThreadCache(memory, cache, classes) ||
-        !memory.tryReadU64(cache + kThreadCache.prev, prev) || prev != 0)
+        !memory.readU64(cache + kThreadCache.prev, prev) || prev != 0)
       return;
     g.thread_cache_heads.push_back(cache);
   });
@@ -322,7 +318,7 @@ PageMap::PageMap(const AddressSpace &memory, uint64_t root, Diagnostics &diags) 
                    std::to_string(kRootEntries) + " leaves only; pages from " +
                    hexAddress((root_entries << kLeafBits) << kPageShift) + " are not walked");
   for (uint64_t i = 0; i < root_entries; ++i) {
-    const uint64_t leaf = load<uint64_t>(entries + 8 * i);
+    const uint64_t leaf = read64le(entries + 8 * i);
     if (leaf == 0)
       continue;
     const uint64_t first_page = i << kLeafBits;
@@ -372,7 +368,7 @@ std::optional<SpanRec> PageMap::spanOf(uint64_t page) const {
   const uint64_t index = page & (kLeafEntries - 1);
   if (index >= it->count)
     return std::nullopt;
-  const uint64_t descriptor = load<uint64_t>(it->entries + 8 * index);
+  const uint64_t descriptor = read64le(it->entries + 8 * index);
   SpanRec s;
   if (descriptor == 0 || !readSpan(memory_, descriptor, s) || s.start > page ||
       page - s.start >= s.length)

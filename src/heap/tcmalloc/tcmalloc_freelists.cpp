@@ -40,7 +40,7 @@ public:
         why = "it holds more objects than the spans of its class";
         return taken;
       }
-      if (!memory_.tryReadU64(object, next)) {
+      if (!memory_.readU64(object, next)) {
         why = "the link in " + hexAddress(object) + " is not captured";
         return taken;
       }
@@ -108,13 +108,12 @@ CachedFree collectCachedFree(const AddressSpace &memory, const Globals &globals,
     const uint8_t *p = memory.tryView(list, kCentral.stride);
     if (!p)
       continue; // checked whole by findGlobals
-    if (load<uint32_t>(p + kCentral.lock) != 0)
+    if (read32le(p + kCentral.lock) != 0)
       ++out.locked_central_lists;
-    const uint32_t used =
-        std::min<uint32_t>(load<uint32_t>(p + kCentral.used_slots), kCentral.max_slots);
+    const uint32_t used = std::min<uint32_t>(read32le(p + kCentral.used_slots), kCentral.max_slots);
     for (uint32_t slot = 0; slot < used; ++slot) {
-      const uint64_t head = load<uint64_t>(p + kCentral.tc_slots + 16 * slot);
-      const uint64_t tail = load<uint64_t>(p + kCentral.tc_slots + 16 * slot + 8);
+      const uint64_t head = read64le(p + kCentral.tc_slots + 16 * slot);
+      const uint64_t tail = read64le(p + kCentral.tc_slots + 16 * slot + 8);
       const uint64_t before = out.objects.size();
       uint64_t next = 0;
       std::string why;
@@ -152,8 +151,8 @@ CachedFree collectCachedFree(const AddressSpace &memory, const Globals &globals,
       const uint8_t *p = memory.tryView(cache, kThreadCache.size);
       bool looks_right = p != nullptr;
       for (unsigned c = 0; looks_right && c < classes.count; ++c)
-        looks_right = load<uint32_t>(p + kThreadCache.lists + kThreadCache.list_stride * c +
-                                     kThreadCache.list_object_size) == classes.size[c];
+        looks_right = read32le(p + kThreadCache.lists + kThreadCache.list_stride * c +
+                               kThreadCache.list_object_size) == classes.size[c];
       if (!looks_right) {
         diags.warn(hexAddress(cache), "thread cache list leads to memory that is not a thread "
                                       "cache; the rest of the list is not read");
@@ -162,8 +161,8 @@ CachedFree collectCachedFree(const AddressSpace &memory, const Globals &globals,
       ++out.thread_caches;
       for (unsigned c = 1; c < classes.count; ++c) {
         const uint8_t *list = p + kThreadCache.lists + kThreadCache.list_stride * c;
-        const uint64_t first = load<uint64_t>(list + kThreadCache.list_head);
-        const uint32_t length = load<uint32_t>(list + kThreadCache.list_length);
+        const uint64_t first = read64le(list + kThreadCache.list_head);
+        const uint32_t length = read32le(list + kThreadCache.list_length);
         if (first == 0 && length == 0)
           continue;
         const uint64_t before = out.objects.size();
@@ -180,7 +179,7 @@ CachedFree collectCachedFree(const AddressSpace &memory, const Globals &globals,
                                                          hexAddress(cache) + " is cut: " + why);
         out.in_thread_caches += out.objects.size() - before;
       }
-      cache = load<uint64_t>(p + kThreadCache.next);
+      cache = read64le(p + kThreadCache.next);
       if (cache & 7) {
         diags.warn(hexAddress(cache), "thread cache list has a misaligned link; the rest of the "
                                       "list is not read");

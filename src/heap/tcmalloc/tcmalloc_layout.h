@@ -8,17 +8,16 @@
 // libtcmalloc.so.4; docs/heap-tcmalloc.md lists where each comes from.
 #pragma once
 
+#include "dumpsift/dump/snapshot.h"
+#include "dumpsift/dump/words.h"
+
 #include <cstdint>
-#include <cstring>
 
 namespace dumpsift::tcmalloc {
 
-/// Reads a little-endian integer of type T from a byte pointer.
-template <typename T> T load(const uint8_t *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
+/// The file names of gperftools' tcmalloc libraries: libtcmalloc.so.4,
+/// libtcmalloc_minimal.so.4, libtcmalloc_and_profiler.so.4 and their _debug builds.
+inline constexpr ModuleName kTcmallocNames[] = {{"libtcmalloc", ModuleName::Match::Prefix}};
 
 // Pages and sizes (common.h).
 inline constexpr unsigned kPageShift = 13; // kPageShift (TCMALLOC_PAGE_SIZE_SHIFT unset)

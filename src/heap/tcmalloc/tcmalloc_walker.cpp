@@ -4,6 +4,7 @@
 // object, large allocation and free page run in address order.
 #include "tcmalloc_walker.h"
 
+#include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "tcmalloc_model.h"
 
@@ -14,17 +15,6 @@ namespace dumpsift {
 namespace {
 
 using namespace tcmalloc;
-
-/// The file name of a path.
-llvm::StringRef baseName(llvm::StringRef path) {
-  return path.contains('/') ? path.rsplit('/').second : path;
-}
-
-/// True when a path names one of gperftools' tcmalloc libraries: libtcmalloc.so.4,
-/// libtcmalloc_minimal.so.4, libtcmalloc_and_profiler.so.4 and their _debug builds.
-bool namesTcmalloc(llvm::StringRef path) {
-  return baseName(path).startswith("libtcmalloc");
-}
 
 /// Why the span at its first page cannot be walked, or "" when it can: a length that leaves the
 /// page map, a location or class that does not exist, a class span of the wrong length, memory
@@ -60,7 +50,7 @@ void forEachSpan(const AddressSpace &memory, const PageMap &map, const SizeClass
   for (const PageMap::Leaf &leaf : map.leaves()) {
     for (uint64_t i = covered > leaf.first_page ? covered - leaf.first_page : 0; i < leaf.count;
          ++i) {
-      const uint64_t descriptor = load<uint64_t>(leaf.entries + 8 * i);
+      const uint64_t descriptor = read64le(leaf.entries + 8 * i);
       if (descriptor == 0)
         continue;
       const uint64_t page = leaf.first_page + i;
@@ -121,14 +111,14 @@ private:
     a_.arena = s.address();
     a_.state = state;
     a_.whole_pages = whole_pages;
-    sink_(a_);
+    sink_(0, a_); // one thread: lane 0
     result_.stats.add(a_);
   }
 
   /// The usable size of a sampled allocation: tc_nallocx of the size its StackTrace recorded.
   uint64_t sampledSize(const SpanRec &s) {
     uint64_t requested = 0;
-    if (memory_.tryReadU64(s.objects, requested) && requested != 0 &&
+    if (memory_.readU64(s.objects, requested) && requested != 0 &&
         classes_.usableSize(requested) <= s.bytes())
       return classes_.usableSize(requested);
     diags_.warn(hexAddress(s.descriptor), "sampled span at " + hexAddress(s.address()) +
@@ -164,7 +154,7 @@ private:
       }
       free_bits_[offset / size / 64] |= uint64_t(1) << (offset / size % 64);
       ++on_list;
-      object = load<uint64_t>(bytes + offset);
+      object = read64le(bytes + offset);
     }
     if (count - on_list != s.refcount())
       diags_.warn(hexAddress(s.descriptor),
@@ -210,17 +200,21 @@ class TcmallocWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "tcmalloc"; }
 
+  /// Linux processes of 64-bit little-endian words that map a libtcmalloc or hold tcmalloc in
+  /// an image; sizes are size classes, or whole pages (Allocation::whole_pages).
+  const WalkerTraits &traits() const override {
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64({Os::Linux}),
+        .modules = {std::begin(kTcmallocNames), std::end(kTcmallocNames)},
+        .requests = nullptr,
+        .thresholds = {}};
+    return traits;
+  }
+
   /// True when the process maps a libtcmalloc library, or when an image's data holds an
-  /// initialized tcmalloc size map (tcmalloc linked in statically). Linux (or unknown OS) only.
+  /// initialized tcmalloc size map (tcmalloc linked in statically).
   bool detect(const AddressSpace &memory) const override {
-    const Snapshot &snap = memory.snapshot();
-    if (snap.system.os != "linux" && snap.system.os != "unknown" && !snap.system.os.empty())
-      return false;
-    for (const Module &m : snap.modules)
-      if (namesTcmalloc(m.path))
-        return true;
-    return snap.system.pointer_size == 8 && snap.system.little_endian &&
-           findSizeMap(memory).has_value();
+    return memory.snapshot().findModule(traits().modules) || findSizeMap(memory).has_value();
   }
 
   llvm::Expected<HeapWalkResult> walk(const AddressSpace &memory, AllocationSink sink,
@@ -232,26 +226,17 @@ llvm::Expected<HeapWalkResult> TcmallocWalker::walk(const AddressSpace &memory, 
                                                     Diagnostics &diags,
                                                     const WalkOptions & /*one thread*/) const {
   const Snapshot &snap = memory.snapshot();
-  if (snap.system.pointer_size != 8 || !snap.system.little_endian)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "tcmalloc heap walker supports 64-bit little-endian processes only (this one is %u-bit "
-        "%s, %s)",
-        snap.system.pointer_size * 8, snap.system.little_endian ? "little-endian" : "big-endian",
-        snap.system.arch.c_str());
-  for (const Module &m : snap.modules)
-    if (namesTcmalloc(m.path) && baseName(m.path).contains("_debug"))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "%s is tcmalloc's debug allocator, whose blocks carry "
-                                     "headers and guards this walker does not read",
-                                     m.path.c_str());
+  if (std::optional<llvm::StringRef> debug = snap.findModule([](llvm::StringRef name) {
+        return namesModule(kTcmallocNames, name) && name.contains("_debug");
+      }))
+    return createError(*debug + " is tcmalloc's debug allocator, whose blocks carry headers and "
+                                "guards this walker does not read");
 
   unsigned others = 0;
   std::optional<SizeMapHit> size_map = findSizeMap(memory, &others);
   if (!size_map)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no initialized tcmalloc size map in any image's data "
-                                   "(gperftools 2.10 layout, 8 KiB pages)");
+    return createError("no initialized tcmalloc size map in any image's data (gperftools 2.10 "
+                       "layout, 8 KiB pages)");
   if (others)
     diags.warn(hexAddress(size_map->address),
                std::to_string(others) +
@@ -284,7 +269,6 @@ llvm::Expected<HeapWalkResult> TcmallocWalker::walk(const AddressSpace &memory, 
   CachedFree cached = collectCachedFree(memory, globals, map, census.objects_per_class, diags);
 
   HeapWalkResult result;
-  result.walker = "tcmalloc";
   result.size_classes = true;
   SpanReporter reporter(memory, classes, cached, sink, result, diags);
   forEachSpan(memory, map, classes, diags, [&](const SpanRec &s) { reporter.report(s); });

@@ -1,4 +1,4 @@
-// JSON text for the compare layer (json_text.h).
+// JSON text for the report layer's readers (json_text.h).
 #include "json_text.h"
 
 #include "dumpsift/support/error.h"

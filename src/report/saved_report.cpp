@@ -1,9 +1,14 @@
-// Reading a report's figures back (figures.h).
-#include "dumpsift/compare/figures.h"
+// Reading a saved report back (saved_report.h): its figures, what it says of itself, and the
+// checks `html` makes before and after it analyzes the dump again.
+#include "dumpsift/report/saved_report.h"
 
+#include "dumpsift/report/report.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/version.h"
 #include "json_text.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace dumpsift {
 
@@ -58,27 +63,9 @@ llvm::Expected<const Json *> typedField(const Json &object, const std::string &p
   return &*it;
 }
 
-} // namespace
-
-llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
-  llvm::Expected<Json> parsed = parseJsonText(report_text);
-  if (!parsed)
-    return parsed.takeError();
-  const Json &report = *parsed;
-  if (!report.is_object())
-    return fieldError("", "expected a report (a JSON object), got " + jsonTypeWords(report));
+/// The figures diff and check read of `report` (a JSON object).
+llvm::Expected<ReportFigures> readFigures(const Json &report) {
   ReportFigures fig;
-
-  auto version = countField(report, "", "schema_version");
-  if (!version)
-    return version.takeError();
-  if (*version < static_cast<uint64_t>(kOldestReadableReportSchemaVersion) ||
-      *version > static_cast<uint64_t>(kReportSchemaVersion))
-    return fieldError("/schema_version", "this dumpsift reads report schema versions " +
-                                             std::to_string(kOldestReadableReportSchemaVersion) +
-                                             " to " + std::to_string(kReportSchemaVersion) +
-                                             ", not " + std::to_string(*version));
-
   if (auto it = report.find("options"); it != report.end() && it->is_object()) {
     fig.options.emplace();
     for (const auto &[key, value] : it->items())
@@ -213,6 +200,111 @@ llvm::Expected<ReportFigures> readFigures(llvm::StringRef report_text) {
     fig.findings.push_back(std::move(entry));
   }
   return fig;
+}
+
+/// The first top-level member where `fresh` and `saved` differ, in key order ("dump.NAME" for a
+/// member of `dump`); "" when none does.
+std::string firstDifference(const nlohmann::json &fresh, const nlohmann::json &saved) {
+  for (const auto &[key, value] : saved.items())
+    if (!fresh.contains(key) || fresh[key] != value) {
+      if (key == "dump" && value.is_object() && fresh.contains(key))
+        for (const auto &[field, v] : value.items())
+          if (!fresh[key].contains(field) || fresh[key][field] != v)
+            return "dump." + field;
+      return key;
+    }
+  for (const auto &[key, value] : fresh.items())
+    if (!saved.contains(key))
+      return key;
+  return "";
+}
+
+} // namespace
+
+bool isReportText(llvm::StringRef bytes) {
+  return bytes.ltrim(" \t\r\n").startswith("{");
+}
+
+llvm::Expected<SavedReport> readReport(llvm::StringRef text) {
+  if (!isReportText(text))
+    return createError("not a JSON report (a JSON object)");
+  llvm::Expected<Json> parsed = parseJsonText(text);
+  if (!parsed)
+    return parsed.takeError();
+  const Json &report = *parsed;
+  SavedReport saved;
+  auto version = countField(report, "", "schema_version");
+  if (!version)
+    return version.takeError();
+  if (*version < static_cast<uint64_t>(kOldestReadableReportSchemaVersion) ||
+      *version > static_cast<uint64_t>(kReportSchemaVersion))
+    return fieldError("/schema_version", "this dumpsift reads report schema versions " +
+                                             std::to_string(kOldestReadableReportSchemaVersion) +
+                                             " to " + std::to_string(kReportSchemaVersion) +
+                                             ", not " + std::to_string(*version));
+  saved.schema_version = *version;
+  if (auto tool = report.find("tool"); tool != report.end() && tool->is_object())
+    if (auto v = tool->find("version"); v != tool->end() && v->is_string())
+      saved.tool_version = v->get<std::string>();
+  if (auto dump = report.find("dump"); dump != report.end() && dump->is_object())
+    if (auto size = dump->find("file_size"); size != dump->end())
+      saved.dump_file_size = jsonCount(*size);
+  saved.records_extraction = report.contains("extracted");
+  llvm::Expected<ReportFigures> figures = readFigures(report);
+  if (!figures)
+    return figures.takeError();
+  saved.figures = std::move(*figures);
+  return saved;
+}
+
+llvm::Error checkReportOfDump(const SavedReport &report, const std::string &dump_path) {
+  if (report.schema_version != static_cast<uint64_t>(kReportSchemaVersion))
+    return createError("its schema_version is not " + std::to_string(kReportSchemaVersion));
+  if (report.tool_version != toolVersion())
+    return createError(
+        "it was made by dumpsift " +
+        (report.tool_version.empty() ? std::string("(unknown)") : report.tool_version) +
+        ", this is dumpsift " + toolVersion().str());
+  if (report.records_extraction)
+    return createError("it records an extraction (--extract), whose links `html` does not make; "
+                       "run `dumpsift analyze DUMP --extract DIR --html PAGE`");
+  const std::string &saved_path = report.figures.dump_path;
+  if (!report.dump_file_size || saved_path.empty())
+    return createError("it records no dump.file_size and dump.path");
+  uint64_t size = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(dump_path, size))
+    return llvm::createFileError(dump_path, llvm::errorCodeToError(ec));
+  if (*report.dump_file_size != size)
+    return createError("it was not made from '" + dump_path + "': its dump '" + saved_path +
+                       "' has " + std::to_string(*report.dump_file_size) + " bytes, this one " +
+                       std::to_string(size));
+  if (llvm::sys::path::filename(saved_path) != llvm::sys::path::filename(dump_path))
+    return createError("it was not made from '" + dump_path + "': its dump is named '" +
+                       llvm::sys::path::filename(saved_path).str() + "'");
+  return llvm::Error::success();
+}
+
+llvm::Error checkReportReproduced(llvm::StringRef saved_text, const Snapshot &snapshot,
+                                  const Analysis &analysis) {
+  // Parsed into unordered objects: the reports are equal whatever the order of their keys.
+  nlohmann::json saved = nlohmann::json::parse(saved_text.begin(), saved_text.end(), nullptr,
+                                               /*allow_exceptions=*/false);
+  if (saved.is_discarded() || !saved.is_object())
+    return createError("not a JSON report (a JSON object)");
+  std::string fresh_text;
+  llvm::raw_string_ostream fresh_out(fresh_text);
+  writeReportJson(snapshot, analysis, /*extracted=*/nullptr, fresh_out);
+  fresh_out.flush();
+  nlohmann::json fresh = nlohmann::json::parse(fresh_text);
+  fresh_text.clear();
+  if (saved.contains("dump") && saved["dump"].contains("path"))
+    fresh["dump"]["path"] = saved["dump"]["path"];
+  if (fresh == saved)
+    return llvm::Error::success();
+  return createError("it was not made from '" + snapshot.path +
+                     "' by this version of dumpsift with the options it records: the analysis "
+                     "gives another '" +
+                     firstDifference(fresh, saved) + "'");
 }
 
 } // namespace dumpsift

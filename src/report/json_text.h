@@ -1,6 +1,6 @@
-// Reading JSON text in the compare layer (reports and rules files): nlohmann's parser, with errors
-// that give the line and column, JSON pointers for messages, and the line of every value. Internal
-// to src/compare and its tests; nothing outside the layer sees nlohmann.
+// Reading JSON text in the report layer (saved reports and rules files): nlohmann's parser, with
+// errors that give the line and column, JSON pointers for messages, and the line of every value.
+// Internal to src/report and its tests; nothing outside the layer sees nlohmann.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
