@@ -6,6 +6,7 @@
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
+#include "pieces.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -28,14 +29,6 @@ constexpr uint64_t kSlice = 1u << 20;
 /// LLVM 14's SHA256 counts the message length in 32 bits: from 4 GiB on its digest is wrong, so
 /// files that large get none.
 constexpr uint64_t kSha256Limit = uint64_t(1) << 32;
-
-/// The sum of the pieces' sizes.
-uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
-  uint64_t total = 0;
-  for (Bytes piece : pieces)
-    total += piece.size();
-  return total;
-}
 
 /// Calls `each` with consecutive slices of at most kSlice bytes covering every piece in order.
 template <typename Fn> void forEachSlice(llvm::ArrayRef<Bytes> pieces, Fn each) {

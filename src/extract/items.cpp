@@ -4,6 +4,7 @@
 // made of several pieces.
 #include "dumpsift/extract/extract.h"
 #include "dumpsift/support/hex.h"
+#include "pieces.h"
 
 #include <algorithm>
 #include <cassert>
@@ -16,14 +17,6 @@ using Bytes = llvm::ArrayRef<uint8_t>;
 
 /// A payload in several pieces is sniffed from a copy of at most this many of its first bytes.
 constexpr uint64_t kPayloadSniffWindow = 4u << 20;
-
-/// The sum of the pieces' sizes.
-uint64_t totalSize(llvm::ArrayRef<Bytes> pieces) {
-  uint64_t total = 0;
-  for (Bytes piece : pieces)
-    total += piece.size();
-  return total;
-}
 
 /// "<address>-<size>[.<infix>].<ext>": digits, letters, '-' and '.', never a path separator.
 std::string fileName(uint64_t address, uint64_t size, llvm::StringRef infix, ContentKind kind) {
