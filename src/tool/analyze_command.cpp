@@ -7,6 +7,7 @@
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/atomic_file.h"
 #include "dumpsift/support/error.h"
+#include "dumpsift/support/page_link.h"
 #include "dumpsift/support/sizes.h"
 #include "dumpsift/support/terminal_text.h"
 #include "options.h"
