@@ -25,6 +25,7 @@ void addExtractCommand(CLI::App &app, Runner &runner);
 void addDiffCommand(CLI::App &app, Runner &runner);
 void addCheckCommand(CLI::App &app, Runner &runner);
 void addHtmlCommand(CLI::App &app, Runner &runner);
+void addFleetCommand(CLI::App &app, Runner &runner);
 
 /// True when progress may be drawn on stderr (a terminal, and not --quiet).
 bool stderrIsTerminal();
