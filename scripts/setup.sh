@@ -22,7 +22,7 @@ esac
 
 packages=(
   g++ cmake ninja-build pkg-config
-  llvm-dev libcli11-dev nlohmann-json3-dev libturbojpeg0-dev zlib1g-dev
+  llvm-dev libcli11-dev nlohmann-json3-dev libturbojpeg0-dev zlib1g-dev libsqlite3-dev
   xz-utils              # the bundled core, fixtures/cores/story.core.xz
 )
 if $tests; then
@@ -44,6 +44,8 @@ if $tests; then
     golang-go             # the go walker's tests build fixtures/go/ with Debian's Go (1.19)
     wine64 gcc-mingw-w64-x86-64-win32  # tests build a Windows program that minidumps itself (Wine)
     rabbitmq-server       # the broker of the real AMQP client's test (amqplib, fixtures/amqp/)
+    slurmctld slurmd slurm-client munge  # the fleet's test on a localhost Slurm cluster (tests/fleet/)
+    sqlite3               # the fleet tests query the fleet database as docs/fleet.md does
   )
   # node and npm for that client: Debian's, unless a node that brings its own npm is installed.
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
@@ -81,4 +83,10 @@ fi
 # The AMQP client's library, from fixtures/amqp/package-lock.json (npm's registry, on first run).
 if [ ! -f fixtures/amqp/node_modules/amqplib/package.json ]; then
   (cd fixtures/amqp && npm ci --silent --no-audit --no-fund)
+fi
+
+# The Kubernetes schema's models that validate docs/fleet.md's Job, from
+# fixtures/kubernetes/package-lock.json (npm's registry, on first run).
+if [ ! -f fixtures/kubernetes/node_modules/kubernetes-models/package.json ]; then
+  (cd fixtures/kubernetes && npm ci --silent --no-audit --no-fund)
 fi

@@ -1,20 +1,17 @@
 // The HTML report (html_report.h, docs/html-report.md).
 #include "dumpsift/report/html_report.h"
 
+#include "dumpsift/report/html_page.h"
 #include "dumpsift/sniff/thumbnail.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
-#include "dumpsift/support/utf8.h"
-#include "dumpsift/support/version.h"
 #include "group_labels.h"
 
 #include "llvm/Support/Base64.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <tuple>
 
@@ -23,94 +20,6 @@ namespace dumpsift {
 namespace {
 
 using Bytes = llvm::ArrayRef<uint8_t>;
-
-/// The page's style sheet and script. The Content-Security-Policy names them by their SHA-256, so
-/// nothing else (no markup a dump might smuggle in) can style or script the page.
-constexpr llvm::StringLiteral kStyle = R"css(
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
-h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em;border-bottom:1px solid #ddd}
-p.line{margin:.2em 0;font-family:ui-monospace,monospace;font-size:13px;overflow-wrap:anywhere}
-table{border-collapse:collapse;width:100%}th,td{padding:3px 8px;text-align:left;vertical-align:top}
-thead th{background:#f3f3f3;border-bottom:1px solid #ccc;white-space:nowrap}
-table.sortable th{cursor:pointer}tbody tr:nth-child(even){background:#fafafa}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.mono,pre{font-family:ui-monospace,monospace;font-size:12px}pre{margin:0;white-space:pre}
-details{margin:.3em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.2em .6em}
-summary{cursor:pointer;font-weight:600}td.details{max-width:24em;overflow-wrap:anywhere;font-size:12px}
-img.thumb{max-width:160px;max-height:160px;border:1px solid #ccc;display:block}
-.note{color:#666;font-size:12px}.legend span{margin-right:1.2em;white-space:nowrap;font-size:12px}
-svg{display:block;width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:#444}
-svg.sw{display:inline;width:10px;height:10px;vertical-align:baseline}input#filter{margin:.4em 0;padding:3px 6px;width:20em}
-ol.findings li{margin:.3em 0}a{color:#1a5fb4}
-)css";
-
-constexpr llvm::StringLiteral kScript = R"js(
-for (const th of document.querySelectorAll('table.sortable th')) {
-  th.addEventListener('click', () => {
-    const body = th.closest('table').tBodies[0], col = th.cellIndex;
-    const up = th.dataset.dir !== 'up';
-    th.dataset.dir = up ? 'up' : 'down';
-    const key = r => th.dataset.sort === 'num' ? Number(r.cells[col].dataset.v)
-                                               : r.cells[col].textContent;
-    const rows = [...body.rows].sort((a, b) => {
-      const x = key(a), y = key(b);
-      return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1);
-    });
-    for (const r of rows) body.appendChild(r);
-  });
-}
-const filter = document.getElementById('filter');
-if (filter) {
-  filter.hidden = false;
-  filter.addEventListener('input', () => {
-    const q = filter.value.toLowerCase();
-    for (const r of document.querySelectorAll('#groups tbody tr'))
-      r.hidden = q !== '' && !r.textContent.toLowerCase().includes(q);
-  });
-}
-)js";
-
-/// 'sha256-...' of a style or script, for the Content-Security-Policy.
-std::string cspHash(llvm::StringRef text) {
-  const auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(text));
-  return "'sha256-" + llvm::encodeBase64(digest) + "'";
-}
-
-/// `text` as HTML text or attribute value: valid UTF-8, with & < > " ' as character references.
-std::string escape(llvm::StringRef text) {
-  const std::string valid = toValidUtf8(text);
-  std::string out;
-  out.reserve(valid.size());
-  for (char c : valid) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
-
-/// `value` with one decimal ("12.5"): coordinates and percentages.
-std::string f1(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
-}
 
 /// The colour a kind has in the bars and the histogram.
 llvm::StringRef kindColour(ContentKind kind) {
@@ -137,7 +46,7 @@ std::string detailsText(const Details &details, size_t limit = 400) {
           else if constexpr (std::is_same_v<T, std::vector<uint64_t>>)
             return "[" + std::to_string(x.size()) + " values]";
           else if constexpr (std::is_same_v<T, double>)
-            return f1(x);
+            return oneDecimal(x);
           else
             return std::to_string(x);
         },
@@ -249,22 +158,14 @@ public:
   }
 
   void write() {
-    out_ << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-         << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src "
-            "data:; style-src "
-         << cspHash(kStyle) << "; script-src " << cspHash(kScript)
-         << "; base-uri 'none'; form-action 'none'\">\n"
-         << "<meta name=\"viewport\" content=\"width=device-width\">\n"
-         << "<title>dumpsift: " << escape(snapshot_.path) << "</title>\n<style>" << kStyle
-         << "</style></head>\n<body>\n";
+    writeHtmlPageStart(out_, "dumpsift: " + snapshot_.path);
     writeSummary();
     writeKinds();
     writeHistogram();
     writeFindings();
     writeGroups();
     writeWarnings();
-    out_ << "<p class=\"note\">dumpsift " << escape(toolVersion()) << "</p>\n<script>" << kScript
-         << "</script>\n</body></html>\n";
+    writeHtmlPageEnd(out_);
   }
 
 private:
@@ -300,12 +201,12 @@ private:
   }
 
   void writeSummary() {
-    out_ << "<h1>dumpsift report</h1>\n<p class=\"line\">" << escape(detail::dumpLine(snapshot_))
-         << "</p>\n";
+    out_ << "<h1>dumpsift report</h1>\n<p class=\"line\">"
+         << htmlEscape(detail::dumpLine(snapshot_)) << "</p>\n";
     if (!snapshot_.process.command_line.empty())
-      out_ << "<p class=\"line\">command line: " << escape(snapshot_.process.command_line)
+      out_ << "<p class=\"line\">command line: " << htmlEscape(snapshot_.process.command_line)
            << "</p>\n";
-    out_ << "<p class=\"line\">heaps: " << escape(detail::heapsLine(analysis_)) << "</p>\n"
+    out_ << "<p class=\"line\">heaps: " << htmlEscape(detail::heapsLine(analysis_)) << "</p>\n"
          << "<p class=\"line\">large buffers (&gt;= " << groupedDigits(analysis_.options.min_size)
          << " bytes): " << groupedDigits(analysis_.buffers.size()) << " buffers, "
          << humanBytes(totalBytes()) << ", " << groupedDigits(analysis_.groups.size())
@@ -330,9 +231,9 @@ private:
     double x = 0;
     for (const auto &[kind, figures] : kinds) {
       const double w = 1000.0 * double(figures.second) / double(total);
-      out_ << "<rect x=\"" << f1(x) << "\" y=\"0\" width=\"" << f1(w) << "\" height=\"28\" fill=\""
-           << kindColour(kind) << "\"><title>" << kindName(kind) << ": "
-           << groupedDigits(figures.first) << " buffers, " << humanBytes(figures.second)
+      out_ << "<rect x=\"" << oneDecimal(x) << "\" y=\"0\" width=\"" << oneDecimal(w)
+           << "\" height=\"28\" fill=\"" << kindColour(kind) << "\"><title>" << kindName(kind)
+           << ": " << groupedDigits(figures.first) << " buffers, " << humanBytes(figures.second)
            << "</title></rect>";
       x += w;
     }
@@ -342,7 +243,7 @@ private:
               "width=\"10\" height=\"10\" fill=\""
            << kindColour(kind) << "\"/></svg> " << kindName(kind) << " x"
            << groupedDigits(figures.first) << ", " << humanBytes(figures.second) << " ("
-           << f1(100.0 * double(figures.second) / double(total)) << "%)</span>";
+           << oneDecimal(100.0 * double(figures.second) / double(total)) << "%)</span>";
     out_ << "</p>\n";
   }
 
@@ -366,20 +267,21 @@ private:
     };
     out_ << "<h2>Bytes by buffer size</h2>\n<svg id=\"histogram\" viewBox=\"0 0 1000 260\" "
             "role=\"img\" aria-label=\"bytes by buffer size\">"
-         << "<line x1=\"" << f1(left) << "\" y1=\"" << f1(base) << "\" x2=\"" << f1(right)
-         << "\" y2=\"" << f1(base) << "\" stroke=\"#888\"/>";
+         << "<line x1=\"" << oneDecimal(left) << "\" y1=\"" << oneDecimal(base) << "\" x2=\""
+         << oneDecimal(right) << "\" y2=\"" << oneDecimal(base) << "\" stroke=\"#888\"/>";
     for (int e = lo_exp; e <= hi_exp; ++e) {
-      const std::string x = f1(xOf(std::ldexp(1.0, e)));
-      out_ << "<line x1=\"" << x << "\" y1=\"" << f1(base) << "\" x2=\"" << x << "\" y2=\""
-           << f1(base + 4) << "\" stroke=\"#888\"/><text x=\"" << x << "\" y=\"" << f1(base + 17)
-           << "\" text-anchor=\"middle\">" << humanBytes(uint64_t(1) << std::min(e, 63))
-           << "</text>";
+      const std::string x = oneDecimal(xOf(std::ldexp(1.0, e)));
+      out_ << "<line x1=\"" << x << "\" y1=\"" << oneDecimal(base) << "\" x2=\"" << x << "\" y2=\""
+           << oneDecimal(base + 4) << "\" stroke=\"#888\"/><text x=\"" << x << "\" y=\""
+           << oneDecimal(base + 17) << "\" text-anchor=\"middle\">"
+           << humanBytes(uint64_t(1) << std::min(e, 63)) << "</text>";
     }
     for (int i = 0; i <= 2; ++i) {
       const double y = base - height * i / 2.0;
-      out_ << "<line x1=\"" << f1(left) << "\" y1=\"" << f1(y) << "\" x2=\"" << f1(right)
-           << "\" y2=\"" << f1(y) << "\" stroke=\"#eee\"/><text x=\"" << f1(left - 6) << "\" y=\""
-           << f1(y + 4) << "\" text-anchor=\"end\">" << humanBytes(top * i / 2) << "</text>";
+      out_ << "<line x1=\"" << oneDecimal(left) << "\" y1=\"" << oneDecimal(y) << "\" x2=\""
+           << oneDecimal(right) << "\" y2=\"" << oneDecimal(y) << "\" stroke=\"#eee\"/><text x=\""
+           << oneDecimal(left - 6) << "\" y=\"" << oneDecimal(y + 4) << "\" text-anchor=\"end\">"
+           << humanBytes(top * i / 2) << "</text>";
     }
     // Smallest groups last, so that a tall bar never hides a short one at the same size.
     for (size_t g = 0; g < shown; ++g) {
@@ -387,12 +289,12 @@ private:
       const double h = std::max(1.0, height * double(group.total_bytes) / double(top));
       const ContentKind kind = group.kinds.empty() ? ContentKind::Unknown : group.kinds[0].first;
       out_ << "<a href=\"#g" << g << "\"><rect class=\"bar\" x=\""
-           << f1(xOf(double(group.size)) - 3.5) << "\" y=\"" << f1(base - h)
-           << "\" width=\"7\" height=\"" << f1(h) << "\" fill=\"" << kindColour(kind)
-           << "\"><title>" << escape(detail::sizeLabel(analysis_, group)) << " bytes, "
+           << oneDecimal(xOf(double(group.size)) - 3.5) << "\" y=\"" << oneDecimal(base - h)
+           << "\" width=\"7\" height=\"" << oneDecimal(h) << "\" fill=\"" << kindColour(kind)
+           << "\"><title>" << htmlEscape(detail::sizeLabel(analysis_, group)) << " bytes, "
            << stateName(group.state).str() << ": " << groupedDigits(group.count) << " buffers, "
            << humanBytes(group.total_bytes) << "; "
-           << escape(detail::describeKinds(analysis_, group)) << "</title></rect></a>";
+           << htmlEscape(detail::describeKinds(analysis_, group)) << "</title></rect></a>";
     }
     out_ << "</svg>\n";
     if (shown < analysis_.groups.size())
@@ -408,8 +310,8 @@ private:
     }
     out_ << "<ol class=\"findings\">\n";
     for (const Finding &f : analysis_.findings) {
-      out_ << "<li><b>" << escape(f.type) << "</b>, " << humanBytes(f.bytes) << ": "
-           << escape(f.explanation) << "<br><span class=\"note\">buffers:";
+      out_ << "<li><b>" << htmlEscape(f.type) << "</b>, " << humanBytes(f.bytes) << ": "
+           << htmlEscape(f.explanation) << "<br><span class=\"note\">buffers:";
       constexpr size_t kAddresses = 12;
       for (size_t i = 0; i < f.addresses.size() && i < kAddresses; ++i) {
         const std::string a = hexAddress(f.addresses[i]);
@@ -440,11 +342,11 @@ private:
       if (group.kind)
         size += " " + kindName(*group.kind).str();
       out_ << "<tr><td class=\"n\" data-v=\"" << group.size << "\"><a href=\"#g" << g << "\">"
-           << escape(size) << "</a></td><td>" << stateName(group.state).str() << "</td><td>"
-           << escape(group.allocator) << "</td><td class=\"n\" data-v=\"" << group.count << "\">"
-           << groupedDigits(group.count) << "</td><td class=\"n\" data-v=\"" << group.total_bytes
-           << "\">" << humanBytes(group.total_bytes) << "</td><td>"
-           << escape(detail::describeKinds(analysis_, group)) << "</td></tr>\n";
+           << htmlEscape(size) << "</a></td><td>" << stateName(group.state).str() << "</td><td>"
+           << htmlEscape(group.allocator) << "</td><td class=\"n\" data-v=\"" << group.count
+           << "\">" << groupedDigits(group.count) << "</td><td class=\"n\" data-v=\""
+           << group.total_bytes << "\">" << humanBytes(group.total_bytes) << "</td><td>"
+           << htmlEscape(detail::describeKinds(analysis_, group)) << "</td></tr>\n";
     }
     out_ << "</tbody></table>\n<h2>Buffers by group</h2>\n";
     for (size_t g = 0; g < shown; ++g)
@@ -461,9 +363,10 @@ private:
   void writeGroupBuffers(size_t g) {
     const SizeGroup &group = analysis_.groups[g];
     out_ << "<details id=\"g" << g << "\" data-size=\"" << group.size << "\""
-         << (g < 3 ? " open" : "") << "><summary>" << escape(detail::sizeLabel(analysis_, group))
-         << " bytes, " << stateName(group.state).str() << ": " << groupedDigits(group.count)
-         << " buffers, " << humanBytes(group.total_bytes) << "</summary>\n";
+         << (g < 3 ? " open" : "") << "><summary>"
+         << htmlEscape(detail::sizeLabel(analysis_, group)) << " bytes, "
+         << stateName(group.state).str() << ": " << groupedDigits(group.count) << " buffers, "
+         << humanBytes(group.total_bytes) << "</summary>\n";
     size_t listed = 0;
     for (size_t i : group.members) {
       if (!listed_[i])
@@ -488,15 +391,15 @@ private:
     out_ << "<tr id=\"b-" << address << "\"><td class=\"mono\">" << address;
     if (auto it = files_.find(b.allocation.address); it != files_.end())
       for (const ExtractedFile *f : it->second)
-        out_ << "<br><a href=\"" << escape(options_.extract_href + "/" + f->name) << "\">"
+        out_ << "<br><a href=\"" << htmlEscape(options_.extract_href + "/" + f->name) << "\">"
              << roleName(f->role).str()
              << (f->role == ExtractRole::Body ? " " + std::to_string(f->body) : "") << " file</a>";
     out_ << "</td><td class=\"n\">" << groupedDigits(b.allocation.size) << "</td><td>"
          << kindName(content.kind).str();
     if (content.offset)
       out_ << " at +" << groupedDigits(content.offset);
-    out_ << "</td><td class=\"details\">" << escape(detailsText(content.details))
-         << "</td><td><pre>" << escape(hexPreview(capturedPayload(memory_, b).take_front(32)))
+    out_ << "</td><td class=\"details\">" << htmlEscape(detailsText(content.details))
+         << "</td><td><pre>" << htmlEscape(hexPreview(capturedPayload(memory_, b).take_front(32)))
          << "</pre></td><td>";
     writeThumbnail(b);
     out_ << "</td></tr>\n";
@@ -576,7 +479,7 @@ private:
     out_ << "<h2>Warnings</h2>\n<ul>\n";
     constexpr size_t kWarnings = 100;
     for (size_t i = 0; i < warnings.size() && i < kWarnings; ++i)
-      out_ << "<li>" << escape(warnings[i].where) << ": " << escape(warnings[i].message)
+      out_ << "<li>" << htmlEscape(warnings[i].where) << ": " << htmlEscape(warnings[i].message)
            << "</li>\n";
     out_ << "</ul>\n";
     if (warnings.size() > kWarnings)

@@ -147,11 +147,17 @@ namespace {
 /// The report with an empty `buffers` array (the buffers are the bulk: writeReportJson streams
 /// them one at a time).
 Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis,
-                              const Extraction *extracted) {
+                              const Extraction *extracted, const ReportLabels &labels) {
   Json j;
   j["schema_version"] = kReportSchemaVersion;
   j["tool"] = Json{{"name", kToolName}, {"version", toolVersion().str()}};
   j["dump"] = dumpSummaryJson(snapshot);
+  if (!labels.empty()) {
+    Json label_values = Json::object();
+    for (const auto &[key, value] : labels)
+      label_values[key] = value;
+    j["labels"] = std::move(label_values);
+  }
   j["options"] = optionsJson(analysis.options);
 
   Json heaps = Json::array();
@@ -217,8 +223,8 @@ Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis
 } // namespace
 
 Json detail::reportJson(const Snapshot &snapshot, const Analysis &analysis,
-                        const Extraction *extracted) {
-  Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted);
+                        const Extraction *extracted, const ReportLabels &labels) {
+  Json j = reportJsonWithoutBuffers(snapshot, analysis, extracted, labels);
   Json &buffers = j["buffers"];
   for (const Buffer &b : analysis.buffers)
     buffers.push_back(bufferJson(analysis, b));
@@ -226,9 +232,10 @@ Json detail::reportJson(const Snapshot &snapshot, const Analysis &analysis,
 }
 
 void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
-                     const Extraction *extracted, llvm::raw_ostream &out) {
-  writeJsonStreamingArray(out, reportJsonWithoutBuffers(snapshot, analysis, extracted), "buffers",
-                          analysis.buffers.size(),
+                     const Extraction *extracted, llvm::raw_ostream &out,
+                     const ReportLabels &labels) {
+  writeJsonStreamingArray(out, reportJsonWithoutBuffers(snapshot, analysis, extracted, labels),
+                          "buffers", analysis.buffers.size(),
                           [&](size_t i) { return bufferJson(analysis, analysis.buffers[i]); });
   out << "\n";
 }

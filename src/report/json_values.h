@@ -6,6 +6,7 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/report/labels.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -58,7 +59,7 @@ Json extractedJson(const Extraction &extraction);
 
 /// The whole analysis report (writeReportJson streams the same bytes without building it).
 Json reportJson(const Snapshot &snapshot, const Analysis &analysis,
-                const Extraction *extracted = nullptr);
+                const Extraction *extracted = nullptr, const ReportLabels &labels = {});
 
 /// `json` as text: indented by `indent` (-1: one line), invalid UTF-8 replaced by U+FFFD.
 std::string dumpJson(const Json &json, int indent);

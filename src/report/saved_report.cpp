@@ -250,6 +250,19 @@ llvm::Expected<SavedReport> readReport(llvm::StringRef text) {
     if (auto size = dump->find("file_size"); size != dump->end())
       saved.dump_file_size = jsonCount(*size);
   saved.records_extraction = report.contains("extracted");
+  if (report.contains("labels")) {
+    auto labels = typedField(report, "", "labels", Json::value_t::object);
+    if (!labels)
+      return labels.takeError();
+    for (const auto &[key, value] : (*labels)->items()) {
+      const std::string where = jsonPointerChild("/labels", key);
+      if (!value.is_string())
+        return fieldError(where, "expected a string, got " + jsonTypeWords(value));
+      if (llvm::Error e = checkLabel(key, value.get<std::string>()))
+        return fieldError(where, llvm::toString(std::move(e)));
+      saved.labels.emplace(key, value.get<std::string>());
+    }
+  }
   llvm::Expected<ReportFigures> figures = readFigures(report);
   if (!figures)
     return figures.takeError();
@@ -299,6 +312,8 @@ llvm::Error checkReportReproduced(llvm::StringRef saved_text, const Snapshot &sn
   fresh_text.clear();
   if (saved.contains("dump") && saved["dump"].contains("path"))
     fresh["dump"]["path"] = saved["dump"]["path"];
+  if (saved.contains("labels"))
+    fresh["labels"] = saved["labels"];
   if (fresh == saved)
     return llvm::Error::success();
   return createError("it was not made from '" + snapshot.path +

@@ -7,6 +7,7 @@
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/atomic_file.h"
 #include "dumpsift/support/error.h"
+#include "dumpsift/support/page_link.h"
 #include "dumpsift/support/sizes.h"
 #include "dumpsift/support/terminal_text.h"
 #include "options.h"
@@ -66,8 +67,23 @@ struct AnalyzeCommandArgs {
   bool quiet = false;
   bool timings = false;
   std::string exe;
+  std::vector<std::string> labels;
   ExtractArgs extract;
 };
+
+/// The --label arguments as the report's labels; an error names a malformed or repeated one.
+llvm::Expected<ReportLabels> resolveLabels(const std::vector<std::string> &arguments) {
+  ReportLabels labels;
+  for (const std::string &argument : arguments) {
+    auto label = parseLabelArgument(argument);
+    if (!label)
+      return createError("--label: " + llvm::toString(label.takeError()));
+    if (!labels.insert(std::move(*label)).second)
+      return createError("--label: '" + argument.substr(0, argument.find('=')) +
+                         "' is given twice");
+  }
+  return labels;
+}
 
 llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   llvm::Expected<AnalyzeOptions> options = resolveAnalyzeOptions(args.analysis);
@@ -76,6 +92,9 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
   ExtractOptions extract_options;
   if (llvm::Error e = resolveExtract(args.extract, extract_options))
     return e;
+  llvm::Expected<ReportLabels> labels = resolveLabels(args.labels);
+  if (!labels)
+    return labels.takeError();
 
   auto snapshot = openDump(args.dump);
   if (!snapshot)
@@ -101,7 +120,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
     const Extraction *extracted = extraction ? &*extraction : nullptr;
     if (!args.report.empty())
       if (llvm::Error e = writeFileAtomically(args.report, [&](llvm::raw_ostream &out) {
-            writeReportJson(**snapshot, analysis, extracted, out);
+            writeReportJson(**snapshot, analysis, extracted, out, *labels);
             return llvm::Error::success();
           }))
         return llvm::createFileError(args.report, std::move(e));
@@ -109,7 +128,7 @@ llvm::Expected<int> runAnalyze(const AnalyzeCommandArgs &args) {
     if (!args.report.empty() && !args.quiet)
       llvm::errs() << "dumpsift: wrote the report to " << args.report << "\n";
     if (args.json) {
-      writeReportJson(**snapshot, analysis, extracted, llvm::outs());
+      writeReportJson(**snapshot, analysis, extracted, llvm::outs(), *labels);
       llvm::outs().flush();
     }
   }
@@ -158,6 +177,10 @@ void addAnalyzeCommand(CLI::App &app, Runner &runner) {
   addAnalyzeOptions(*cmd, args->analysis, "Analysis");
   cmd->add_option("--exe", args->exe,
                   "The dumped program's executable, for its symbols (docs/cli.md)");
+  cmd->add_option("--label", args->labels,
+                  "KEY=VALUE: a label of the dump the report records (service=api, "
+                  "version=1.2; repeatable; docs/fleet.md)")
+      ->allow_extra_args(false);
   cmd->add_option("--top", args->top, "Rows in the group table, and findings shown (0: all)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the JSON report on stdout instead of the summary");

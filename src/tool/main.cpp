@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
   addDiffCommand(app, runner);
   addCheckCommand(app, runner);
   addHtmlCommand(app, runner);
+  addFleetCommand(app, runner);
 
   // CLI11 takes an unknown command for a stray argument ("A subcommand is required"): name it.
   const CLI::App &defined = app;

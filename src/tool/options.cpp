@@ -40,6 +40,34 @@ bool anyGiven(const CLI::Option_group &group) {
   return false;
 }
 
+std::vector<std::string> analyzeArguments(const AnalyzeArgs &args) {
+  const AnalyzeArgs defaults;
+  std::vector<std::string> out;
+  auto option = [&](const char *name, const std::string &value) {
+    out.push_back(name);
+    out.push_back(value);
+  };
+  if (args.min_size != defaults.min_size)
+    option("--min-size", args.min_size);
+  if (args.max_size != defaults.max_size)
+    option("--max-size", args.max_size);
+  for (const std::string &kind : args.kinds)
+    option("--kind", kind);
+  if (args.state != defaults.state)
+    option("--state", args.state);
+  for (const std::string &walker : args.walkers)
+    option("--walker", walker);
+  if (args.no_region_scan)
+    out.push_back("--no-region-scan");
+  if (args.threads != defaults.threads)
+    option("--threads", std::to_string(args.threads));
+  if (args.full_hash)
+    out.push_back("--full-hash");
+  if (args.group_by != defaults.group_by)
+    option("--group-by", args.group_by);
+  return out;
+}
+
 llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
   AnalyzeOptions options;
   std::optional<uint64_t> min = parseSize(args.min_size);

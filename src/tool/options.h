@@ -33,6 +33,10 @@ CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
 /// True when any option of `group` was given on the command line.
 bool anyGiven(const CLI::Option_group &group);
 
+/// `args` as the arguments `analyze` takes, those that differ from the defaults only (`fleet
+/// task` hands them to the analysis it runs).
+std::vector<std::string> analyzeArguments(const AnalyzeArgs &args);
+
 /// Validates `args` (sizes accept 64K/1M/0x10000; kinds by report name; walkers by registry name);
 /// errors name the option and, for a name, list the known ones.
 llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args);

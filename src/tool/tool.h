@@ -25,10 +25,7 @@ void addExtractCommand(CLI::App &app, Runner &runner);
 void addDiffCommand(CLI::App &app, Runner &runner);
 void addCheckCommand(CLI::App &app, Runner &runner);
 void addHtmlCommand(CLI::App &app, Runner &runner);
-
-/// The href by which a page written at `page` links the directory `dir` (both paths as given):
-/// relative to the page's directory when `dir` lies under it, else absolute; percent-encoded.
-std::string linkFromPage(const std::string &page, const std::string &dir);
+void addFleetCommand(CLI::App &app, Runner &runner);
 
 /// True when progress may be drawn on stderr (a terminal, and not --quiet).
 bool stderrIsTerminal();

@@ -28,12 +28,6 @@ bool updatingGoldens() {
   return v && *v && std::string(v) != "0";
 }
 
-/// The whole file as text (REQUIREs it is readable).
-std::string readText(const std::string &path) {
-  std::vector<uint8_t> bytes = readFileBytes(path);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 /// Analyzes the story core with the default options into `out`. The tool runs from the core's
 /// directory and gets the relative name "story.core", so the report's dump.path is the same on
 /// every machine.

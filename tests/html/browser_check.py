@@ -4,7 +4,9 @@ no port is opened), takes a screenshot, and prints what the page shows as one JS
 
   facts             what the page's DOM holds after load (group rows, histogram bars, thumbnails
                     with the size the browser decoded them at, whether sorting by count sorts,
-                    the text of each item under the Warnings heading)
+                    the text of each item under the Warnings heading; on the fleet page the
+                    links to the dumps' pages, the trend charts' bars by version, the outcomes
+                    of the dumps not ok, the groups every dump since their first version holds)
   console_errors    console errors, uncaught exceptions and browser log errors (CSP violations)
   requests          every request the page made for something that is not a data: URI
 
@@ -45,6 +47,11 @@ FACTS = r"""(() => {
     sorted_by_count: sorted && counts.length === rows.length,
     filter_shown: !!document.getElementById('filter') && !document.getElementById('filter').hidden,
     warnings: warnings,
+    dump_links: [...document.querySelectorAll('a.dump')].map(a => a.getAttribute('href')),
+    trend_charts: document.querySelectorAll('svg.trend').length,
+    trend_bars: [...document.querySelectorAll('svg.trend rect.bar')].map(r => r.dataset.version),
+    not_ok: [...document.querySelectorAll('#not-ok tbody tr')].map(r => r.dataset.outcome),
+    every_dump_groups: document.querySelectorAll('#groups tbody tr[data-every=yes]').length,
   });
 })()"""
 

@@ -1,46 +1,14 @@
 // The HTML report (`analyze --html`) loaded in a real browser: headless Chromium, driven through
 // the DevTools protocol by tests/html/browser_check.py, shows what the dumped programs held.
+#include "browser.h"
 #include "support/test_support.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 using namespace dumpsift::test;
-
-namespace {
-
-std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/// What browser_check.py saw of the page at `html`; its screenshot goes to `png`.
-nlohmann::json loadInBrowser(const std::string &dir, const std::string &html,
-                             const std::string &png) {
-  CommandResult r =
-      runCommand("python3 '" + sourceDir() + "/tests/html/browser_check.py' '" + chromiumPath() +
-                 "' '" + html + "' '" + png + "' '" + dir + "/chromium-profile'");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
-
-/// The page made no request but for itself and logged no error.
-void requireQuietPage(const nlohmann::json &seen, const std::string &html) {
-  INFO(seen.dump(2));
-  CHECK(seen["console_errors"].empty());
-  REQUIRE(seen["requests"].size() == 1);
-  CHECK(seen["requests"][0] == "file://" + html);
-}
-
-} // namespace
 
 TEST_CASE("the story core's page in Chromium shows its groups, a thumbnail for each image "
           "group, the histogram, and makes no request",

@@ -1,6 +1,6 @@
 # What the layers' include roots cannot catch, checked by ctest (cmake -DSOURCE_DIR=... -P this):
 # - a public header (include/dumpsift/<layer>/) that includes a third-party library only some
-#   layers link (nlohmann-json, CLI11, libjpeg-turbo, zlib): those headers are installed
+#   layers link (nlohmann-json, CLI11, libjpeg-turbo, zlib, SQLite): those headers are installed
 #   system-wide, so every layer would compile it, and the library would leak out of the layer that
 #   owns it;
 # - a file of one layer (its sources and private headers under src/<layer>/, its public headers
@@ -9,7 +9,7 @@
 #   roots.
 file(GLOB_RECURSE public_headers "${SOURCE_DIR}/include/dumpsift/*.h")
 foreach(header ${public_headers})
-  file(STRINGS ${header} includes REGEX "^#include +[<\"](nlohmann/|CLI/|turbojpeg\\.h|zlib\\.h)")
+  file(STRINGS ${header} includes REGEX "^#include +[<\"](nlohmann/|CLI/|turbojpeg\\.h|zlib\\.h|sqlite3\\.h)")
   foreach(line ${includes})
     file(RELATIVE_PATH name ${SOURCE_DIR} ${header})
     message(SEND_ERROR "${name}: a public header includes a library of one layer: ${line}")

@@ -216,6 +216,34 @@ TEST_CASE("recordedOptions names the option that is missing, of the wrong type o
   CHECK(mustHave(recordedOptions(mustHave(readReport(report.dump())))).min_size == 1);
 }
 
+TEST_CASE("a report's labels are written after `dump` in key order, read back, and checked") {
+  Snapshot snapshot;
+  Analysis analysis;
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  writeReportJson(snapshot, analysis, /*extracted=*/nullptr, out,
+                  ReportLabels{{"version", "1.10"}, {"service", "api"}});
+  out.flush();
+  CHECK(text.find("\"labels\": {\n    \"service\": \"api\",\n    \"version\": \"1.10\"\n  },\n"
+                  "  \"options\"") != std::string::npos);
+  CHECK(mustHave(readReport(text)).labels == ReportLabels{{"service", "api"}, {"version", "1.10"}});
+  // No labels, no `labels` object: the reports of analyze without --label are unchanged.
+  CHECK(reportText(snapshot, analysis).find("\"labels\"") == std::string::npos);
+  CHECK(mustHave(readReport(reportText(snapshot, analysis))).labels.empty());
+
+  Json r = baseReport();
+  r["labels"] = Json{{"service", 7}};
+  CHECK(errorOf(readReport(r.dump())) == "/labels/service: expected a string, got a number");
+  r["labels"] = Json{{"ser vice", "api"}};
+  CHECK(errorOf(readReport(r.dump())) ==
+        "/labels/ser vice: label key 'ser vice' is not 1 to 64 characters among A-Z a-z 0-9 _ . -");
+  r["labels"] = Json{{"host", "a\tb"}};
+  CHECK(errorOf(readReport(r.dump())) ==
+        "/labels/host: the value of label 'host' holds a control character");
+  r["labels"] = Json::array();
+  CHECK(errorOf(readReport(r.dump())) == "/labels: expected an object, got an array");
+}
+
 TEST_CASE("html's checks: a report of this dump and analysis, and the first field that differs") {
   const std::string core = unpackedFixture("cores/story.core.xz");
   auto snapshot = openDump(core);

@@ -292,6 +292,11 @@ std::vector<uint8_t> readFileBytes(const std::string &path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
+std::string readText(const std::string &path) {
+  const std::vector<uint8_t> bytes = readFileBytes(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
 void writeFileBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char *>(bytes.data()),

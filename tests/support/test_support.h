@@ -112,6 +112,8 @@ std::vector<std::string> listDir(const std::string &dir);
 
 /// The whole file as bytes (REQUIREs it is readable).
 std::vector<uint8_t> readFileBytes(const std::string &path);
+/// The whole file as text (REQUIREs it is readable).
+std::string readText(const std::string &path);
 void writeFileBytes(const std::string &path, const std::vector<uint8_t> &bytes);
 
 /// Decompresses fixtures/<name>.xz (or .gz) into the build tree once and returns the path.

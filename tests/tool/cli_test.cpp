@@ -155,3 +155,26 @@ TEST_CASE("heap --json on the story core lists every planted buffer at its addre
   }
   CHECK(planted > 20);
 }
+
+TEST_CASE("analyze --label: the report records the labels, and a malformed or repeated one is "
+          "a one-line usage error") {
+  const std::string core = unpackedFixture("cores/story.core.xz");
+  CommandResult r = runDumpsift("analyze '" + core +
+                                "' --json --label version=1.2 --label "
+                                "'service=shop front' --label host=");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["labels"] ==
+        nlohmann::json({{"host", ""}, {"service", "shop front"}, {"version", "1.2"}}));
+  for (const auto &[args, error] : std::map<std::string, std::string>{
+           {"--label service", "--label: label 'service' is not KEY=VALUE"},
+           {"--label =api",
+            "--label: label key '' is not 1 to 64 characters among A-Z a-z 0-9 _ . -"},
+           {"--label v=1 --label v=2", "--label: 'v' is given twice"}}) {
+    CommandResult bad = runDumpsift("analyze '" + core + "' --json " + args);
+    INFO(args);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err == "dumpsift: error: " + error + "\n");
+  }
+}

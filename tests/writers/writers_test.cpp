@@ -6,27 +6,18 @@
 // every file in ../shared/dumps (a dump added there is covered without code), the fixtures'
 // story core whole and cut in half, and the small hostile dumps of bench/hostile_dumps.py. Under
 // CI's ASan+UBSan build every command runs instrumented.
+#include "html/browser.h"
 #include "support/test_support.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 using namespace dumpsift::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// The dump an input names, made in `dir` where it is made: `shared:FILE` (../shared/dumps/FILE),
 /// `story`, `story-cut` (its first half), `hostile:NAME` (bench/hostile_dumps.py --small).
@@ -167,12 +158,7 @@ TEST_CASE("writers: the page of the input named by DUMPSIFT_WRITERS_INPUT loads 
   const nlohmann::json report = nlohmann::json::parse(readText(dir + "/report.json"));
 
   // No script error, and the page lists the report's first 100 warnings.
-  const CommandResult seen =
-      runCommand("python3 '" + sourceDir() + "/tests/html/browser_check.py' '" + chromiumPath() +
-                 "' '" + dir + "/page.html' '" + dir + "/page.png' '" + dir + "/chromium-profile'");
-  INFO(seen.err);
-  REQUIRE(seen.exit_code == 0);
-  const nlohmann::json browser = nlohmann::json::parse(seen.out);
+  const nlohmann::json browser = loadInBrowser(dir, dir + "/page.html", dir + "/page.png");
   INFO(browser.dump(2));
   CHECK(browser["console_errors"].empty());
   CHECK(browser["facts"]["warnings"].get<std::vector<std::string>>() == expectedWarnings(report));

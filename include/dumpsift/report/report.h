@@ -5,6 +5,7 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/snapshot.h"
 #include "dumpsift/extract/extract.h"
+#include "dumpsift/report/labels.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -14,10 +15,11 @@ namespace dumpsift {
 
 /// Writes the JSON report (2-space indented) and a newline to `out`. Deterministic: same dump and
 /// options, same bytes. With `extracted`, the report also has an `extracted` section and the
-/// extraction's warnings. Streamed: the buffers are formatted one at a time, so the tool's heap
-/// never holds the whole report.
+/// extraction's warnings; with `labels`, a `labels` object after `dump`. Streamed: the buffers are
+/// formatted one at a time, so the tool's heap never holds the whole report.
 void writeReportJson(const Snapshot &snapshot, const Analysis &analysis,
-                     const Extraction *extracted, llvm::raw_ostream &out);
+                     const Extraction *extracted, llvm::raw_ostream &out,
+                     const ReportLabels &labels = {});
 
 struct TextOptions {
   size_t top = 10; // rows of the group table, and findings under "notable:" (SIZE_MAX: all)

@@ -8,6 +8,7 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/compare/figures.h"
 #include "dumpsift/dump/snapshot.h"
+#include "dumpsift/report/labels.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -24,6 +25,7 @@ struct SavedReport {
   std::string tool_version;               // tool.version ("" when absent)
   std::optional<uint64_t> dump_file_size; // dump.file_size
   bool records_extraction = false;        // it has an `extracted` section (analyze --extract)
+  ReportLabels labels;                    // labels (analyze --label), none when absent
   /// What diff and check read: totals, kinds, groups, findings, dump.path, dump.truncated, the
   /// number of warnings, and the options as recorded (recordedOptions types them).
   ReportFigures figures;
@@ -37,7 +39,8 @@ bool isReportText(llvm::StringRef bytes);
 /// kReportSchemaVersion. Fails with "not a JSON report (a JSON object)" when isReportText is not
 /// true of it; a syntax error reads "line L, column C: WHY"; a field that is read but missing or of
 /// the wrong type gives its JSON pointer first ("/groups/3/count: expected a non-negative integer,
-/// got a string"). Fields it does not read are not validated (scripts/validate_report.py does).
+/// got a string"; a label that is not a string, or that checkLabel refuses, the same way). Fields
+/// it does not read are not validated (scripts/validate_report.py does).
 llvm::Expected<SavedReport> readReport(llvm::StringRef text);
 
 /// The analysis options the report records in its `options` object, as writeReportJson writes
@@ -56,7 +59,8 @@ llvm::Error checkReportOfDump(const SavedReport &report, const std::string &dump
 
 /// Whether `analysis` of `snapshot` gives the report `saved_text` again: the report
 /// writeReportJson writes must equal it, parsed, but for `dump.path` (the path as given on each
-/// command line). Every other field is deterministic for the same dump, options and version, so a
+/// command line) and `labels` (given on the command line too, and no result of the analysis).
+/// Every other field is deterministic for the same dump, options and version, so a
 /// difference means that the report is not of this analysis; the error names the first top-level
 /// field (a `dump` member) that differs, in key order.
 llvm::Error checkReportReproduced(llvm::StringRef saved_text, const Snapshot &snapshot,
