@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 #include <set>
 
