@@ -3,9 +3,11 @@
 // What it takes from the file:
 //   - PT_LOAD segments -> regions (range, permissions) and zero-copy memory ranges for the part
 //     of each segment that is in the file (p_filesz, clamped to p_memsz and to the file size).
-//   - PT_NOTE notes named "CORE": NT_PRSTATUS (threads), NT_PRPSINFO (pid, name, command line),
+//   - PT_NOTE notes named "CORE": NT_PRSTATUS (threads, their general registers), NT_PRPSINFO (pid,
+//   name, command line),
 //     NT_FILE (file mappings -> backing files, modules), NT_AUXV (auxiliary vector).
-//   - Build ids of modules whose ELF header page was captured (GNU build-id note, best effort).
+//   - Build ids and image ends (bss included) of modules whose ELF header page was captured (GNU
+//     build-id note, program headers; best effort).
 // What it does not validate: register contents, note types it does not use, and whether the
 // captured bytes are what the process really held (sparse cores read back as zeros).
 //
@@ -80,6 +82,43 @@ std::optional<uint64_t> stackPointerOffset(unsigned machine, bool is64) {
   if (!is64 && machine == llvm::ELF::EM_ARM)
     return kPrReg32 + 13 * 4;
   return std::nullopt;
+}
+
+/// One general register in NT_PRSTATUS's pr_reg: its name and its index in the register set.
+struct RegisterSlot {
+  const char *name;
+  uint8_t index;
+};
+
+/// The general registers of pr_reg that may hold pointers, for `machine` and ELF class (the
+/// layouts stackPointerOffset lists; segment registers, flags and orig_rax/orig_eax left out);
+/// empty for a layout this reader does not know.
+llvm::ArrayRef<RegisterSlot> generalRegisters(unsigned machine, bool is64) {
+  static const RegisterSlot x86_64[] = {
+      {"r15", 0},  {"r14", 1},  {"r13", 2},  {"r12", 3},  {"rbp", 4},  {"rbx", 5},
+      {"r11", 6},  {"r10", 7},  {"r9", 8},   {"r8", 9},   {"rax", 10}, {"rcx", 11},
+      {"rdx", 12}, {"rsi", 13}, {"rdi", 14}, {"rip", 16}, {"rsp", 19}};
+  static const RegisterSlot aarch64[] = {
+      {"x0", 0},   {"x1", 1},   {"x2", 2},   {"x3", 3},   {"x4", 4},   {"x5", 5},   {"x6", 6},
+      {"x7", 7},   {"x8", 8},   {"x9", 9},   {"x10", 10}, {"x11", 11}, {"x12", 12}, {"x13", 13},
+      {"x14", 14}, {"x15", 15}, {"x16", 16}, {"x17", 17}, {"x18", 18}, {"x19", 19}, {"x20", 20},
+      {"x21", 21}, {"x22", 22}, {"x23", 23}, {"x24", 24}, {"x25", 25}, {"x26", 26}, {"x27", 27},
+      {"x28", 28}, {"x29", 29}, {"x30", 30}, {"sp", 31},  {"pc", 32}};
+  static const RegisterSlot i386[] = {{"ebx", 0}, {"ecx", 1}, {"edx", 2},  {"esi", 3}, {"edi", 4},
+                                      {"ebp", 5}, {"eax", 6}, {"eip", 12}, {"esp", 15}};
+  static const RegisterSlot arm[] = {{"r0", 0},   {"r1", 1},  {"r2", 2},   {"r3", 3},
+                                     {"r4", 4},   {"r5", 5},  {"r6", 6},   {"r7", 7},
+                                     {"r8", 8},   {"r9", 9},  {"r10", 10}, {"r11", 11},
+                                     {"r12", 12}, {"sp", 13}, {"lr", 14},  {"pc", 15}};
+  if (is64 && machine == llvm::ELF::EM_X86_64)
+    return x86_64;
+  if (is64 && machine == llvm::ELF::EM_AARCH64)
+    return aarch64;
+  if (!is64 && machine == llvm::ELF::EM_386)
+    return i386;
+  if (!is64 && machine == llvm::ELF::EM_ARM)
+    return arm;
+  return {};
 }
 
 /// The architecture of an EM_* value in an ELF of the given class, as target triples spell it
@@ -494,7 +533,11 @@ private:
     } else {
       t.stack_pointer = getWord(desc.data() + *sp_at);
     }
-    snap_.threads.push_back(t);
+    const uint64_t regs_at = ELFT::Is64Bits ? kPrReg64 : kPrReg32;
+    for (const RegisterSlot &slot : generalRegisters(machine_, ELFT::Is64Bits))
+      if (fits(desc.size(), regs_at + slot.index * kWord, kWord))
+        t.registers.push_back({slot.name, getWord(desc.data() + regs_at + slot.index * kWord)});
+    snap_.threads.push_back(std::move(t));
   }
 
   /// NT_PRPSINFO: pid, program name and the start of the command line.
@@ -661,8 +704,10 @@ private:
     for (Module &mod : snap_.modules) {
       if (inspected++ >= kMaxImagesInspected)
         break;
-      if (std::optional<LoadedImage> image = inspectImage(mod.start))
+      if (std::optional<LoadedImage> image = inspectImage(mod.start)) {
         mod.build_id = image->build_id;
+        mod.image_end = image->load_end;
+      }
     }
   }
 

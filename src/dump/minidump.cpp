@@ -300,6 +300,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
       t.tid = e.tid;
       t.teb = e.teb;
       t.stack_pointer = mdmp::stackPointerFromContext(arch, e.context).value_or(e.stack_start);
+      t.registers = mdmp::registersFromContext(arch, e.context);
       if (e.stack_size != 0 && e.stack_start + e.stack_size > e.stack_start) {
         t.stack_start = e.stack_start;
         t.stack_end = e.stack_start + e.stack_size;

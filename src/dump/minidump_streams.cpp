@@ -402,26 +402,72 @@ std::vector<ThreadEntry> parseThreadList(ArrayRef<uint8_t> file, const Stream &s
   return out;
 }
 
-std::optional<uint64_t> stackPointerFromContext(uint16_t arch, ArrayRef<uint8_t> context) {
-  auto word64 = [&](size_t offset) -> std::optional<uint64_t> {
-    if (context.size() < offset + 8)
-      return std::nullopt;
-    return read64(context, offset);
-  };
+namespace {
+
+/// A general register in a thread CONTEXT: its name, its offset and its width in bytes.
+struct ContextSlot {
+  const char *name;
+  uint16_t offset;
+  uint8_t width;
+};
+
+/// The general registers of the CONTEXT layouts whose offsets are fixed (winnt.h): AMD64 (Rax at
+/// 0x78 ... Rip at 0xf8), x86 (Edi at 0x9c ... Esp at 0xc4), ARM64 (Windows and Breakpad, old
+/// and new: X0 at 8 ... Pc at 0x108). Empty for other architectures.
+ArrayRef<ContextSlot> contextRegisters(uint16_t arch) {
+  static const ContextSlot amd64[] = {
+      {"rax", 0x78, 8}, {"rcx", 0x80, 8}, {"rdx", 0x88, 8}, {"rbx", 0x90, 8}, {"rsp", 0x98, 8},
+      {"rbp", 0xa0, 8}, {"rsi", 0xa8, 8}, {"rdi", 0xb0, 8}, {"r8", 0xb8, 8},  {"r9", 0xc0, 8},
+      {"r10", 0xc8, 8}, {"r11", 0xd0, 8}, {"r12", 0xd8, 8}, {"r13", 0xe0, 8}, {"r14", 0xe8, 8},
+      {"r15", 0xf0, 8}, {"rip", 0xf8, 8}};
+  static const ContextSlot x86[] = {{"edi", 0x9c, 4}, {"esi", 0xa0, 4}, {"ebx", 0xa4, 4},
+                                    {"edx", 0xa8, 4}, {"ecx", 0xac, 4}, {"eax", 0xb0, 4},
+                                    {"ebp", 0xb4, 4}, {"eip", 0xb8, 4}, {"esp", 0xc4, 4}};
+  static const ContextSlot arm64[] = {
+      {"x0", 0x08, 8},  {"x1", 0x10, 8},  {"x2", 0x18, 8},  {"x3", 0x20, 8},  {"x4", 0x28, 8},
+      {"x5", 0x30, 8},  {"x6", 0x38, 8},  {"x7", 0x40, 8},  {"x8", 0x48, 8},  {"x9", 0x50, 8},
+      {"x10", 0x58, 8}, {"x11", 0x60, 8}, {"x12", 0x68, 8}, {"x13", 0x70, 8}, {"x14", 0x78, 8},
+      {"x15", 0x80, 8}, {"x16", 0x88, 8}, {"x17", 0x90, 8}, {"x18", 0x98, 8}, {"x19", 0xa0, 8},
+      {"x20", 0xa8, 8}, {"x21", 0xb0, 8}, {"x22", 0xb8, 8}, {"x23", 0xc0, 8}, {"x24", 0xc8, 8},
+      {"x25", 0xd0, 8}, {"x26", 0xd8, 8}, {"x27", 0xe0, 8}, {"x28", 0xe8, 8}, {"x29", 0xf0, 8},
+      {"x30", 0xf8, 8}, {"sp", 0x100, 8}, {"pc", 0x108, 8}};
   switch (static_cast<md::ProcessorArchitecture>(arch)) {
   case md::ProcessorArchitecture::AMD64:
-    return word64(0x98);
+    return amd64;
   case md::ProcessorArchitecture::ARM64:
   case md::ProcessorArchitecture::BP_ARM64:
-    return word64(0x100);
+    return arm64;
   case md::ProcessorArchitecture::X86:
   case md::ProcessorArchitecture::X86Win64:
-    if (context.size() < 0xc8)
-      return std::nullopt;
-    return read32(context, 0xc4);
+    return x86;
   default:
-    return std::nullopt;
+    return {};
   }
+}
+
+/// The value of `slot` in `context`, or nullopt when the context is too short to hold it.
+std::optional<uint64_t> contextValue(const ContextSlot &slot, ArrayRef<uint8_t> context) {
+  if (context.size() < size_t(slot.offset) + slot.width)
+    return std::nullopt;
+  return slot.width == 8 ? read64(context, slot.offset) : read32(context, slot.offset);
+}
+
+} // namespace
+
+std::optional<uint64_t> stackPointerFromContext(uint16_t arch, ArrayRef<uint8_t> context) {
+  for (const ContextSlot &slot : contextRegisters(arch))
+    if (llvm::StringRef(slot.name) == "rsp" || llvm::StringRef(slot.name) == "esp" ||
+        llvm::StringRef(slot.name) == "sp")
+      return contextValue(slot, context);
+  return std::nullopt;
+}
+
+std::vector<Register> registersFromContext(uint16_t arch, ArrayRef<uint8_t> context) {
+  std::vector<Register> out;
+  for (const ContextSlot &slot : contextRegisters(arch))
+    if (std::optional<uint64_t> value = contextValue(slot, context))
+      out.push_back({slot.name, *value});
+  return out;
 }
 
 std::optional<std::string> readString(ArrayRef<uint8_t> file, uint64_t rva, uint32_t max_bytes,

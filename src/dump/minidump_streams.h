@@ -177,6 +177,11 @@ std::vector<ThreadEntry> parseThreadList(llvm::ArrayRef<uint8_t> file, const Str
 /// 0x100). nullopt for other architectures or a context too short to hold it.
 std::optional<uint64_t> stackPointerFromContext(uint16_t arch, llvm::ArrayRef<uint8_t> context);
 
+/// The general registers stored in a thread context, for the same layouts (AMD64: rax ... r15,
+/// rip; x86: edi ... esp; ARM64: x0 ... x30, sp, pc), each one the context is long enough to hold;
+/// empty for other architectures.
+std::vector<Register> registersFromContext(uint16_t arch, llvm::ArrayRef<uint8_t> context);
+
 /// One ModuleList entry: the name decoded from its MINIDUMP_STRING, the build id from its CodeView
 /// record ("" when neither is readable; each failure is a warning).
 struct ModuleEntry {

@@ -143,6 +143,16 @@ std::optional<llvm::StringRef> Snapshot::findModule(llvm::ArrayRef<ModuleName> n
   });
 }
 
+const Module *Snapshot::executableModule() const {
+  constexpr uint64_t kAtEntry = 9; // <elf.h>; not in LLVM 14's ELF.h
+  for (const auto &[type, value] : auxv)
+    if (type == kAtEntry)
+      for (const Module &m : modules)
+        if (value >= m.start && value < m.end)
+          return &m;
+  return modules.empty() ? nullptr : &modules.front();
+}
+
 bool namesModule(llvm::ArrayRef<ModuleName> names, llvm::StringRef path) {
   const llvm::StringRef file_name = fileName(path);
   return llvm::any_of(names, [&](const ModuleName &n) { return n.matches(file_name); });

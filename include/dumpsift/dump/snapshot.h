@@ -90,6 +90,14 @@ struct MemoryRange {
   uint64_t end() const { return start + bytes.size(); }
 };
 
+/// One general register of a thread as the dump saved it.
+struct Register {
+  /// Its name as the architecture's manuals spell it ("rbx", "x19", "eax"): a static string of the
+  /// reader's register table.
+  llvm::StringRef name;
+  uint64_t value = 0;
+};
+
 struct Thread {
   uint64_t tid = 0;
   uint64_t stack_pointer = 0;
@@ -101,6 +109,10 @@ struct Thread {
   RegionSource stack_source = RegionSource::StackPointer;
   /// Windows: the address of the thread environment block (0 where unknown).
   uint64_t teb = 0;
+  /// Its general registers (the program counter and stack pointer among them), in the order of
+  /// the architecture's register set, where the reader knows the layout: ELF NT_PRSTATUS of
+  /// x86_64, aarch64, i386 and arm; the minidump CONTEXT of AMD64, x86 and ARM64. Empty otherwise.
+  std::vector<Register> registers;
 };
 
 struct Module {
@@ -108,6 +120,10 @@ struct Module {
   uint64_t start = 0;
   uint64_t end = 0;
   std::string build_id; // lowercase hex, empty when unknown
+  /// The end of its image in memory (its last PT_LOAD's p_memsz, the bss included, which the
+  /// mappings of the file do not cover), from its program headers when the dump holds them; 0 when
+  /// unknown.
+  uint64_t image_end = 0;
 };
 
 /// The operating system a dump says the process ran on: set once by the dump's reader (an ELF
@@ -206,6 +222,9 @@ struct Snapshot {
   findModule(llvm::function_ref<bool(llvm::StringRef file_name)> match) const;
   /// The same for a file name that one of `names` matches.
   std::optional<llvm::StringRef> findModule(llvm::ArrayRef<ModuleName> names) const;
+  /// The executable's module: the one holding the auxiliary vector's AT_ENTRY, else the first;
+  /// nullptr when there is none.
+  const Module *executableModule() const;
 };
 
 /// Opens the dump at `path` (mmapped, never read into heap memory), identifying it by its magic.
