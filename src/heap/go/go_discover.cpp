@@ -58,7 +58,7 @@ std::vector<MemoryRange> executableData(const AddressSpace &memory, const Module
 /// The first build info block in the executable's data, as a view; empty when none.
 llvm::ArrayRef<uint8_t> buildInfo(const AddressSpace &memory) {
   const Snapshot &snap = memory.snapshot();
-  for (const MemoryRange &m : executableData(memory, executableModule(snap))) {
+  for (const MemoryRange &m : executableData(memory, snap.executableModule())) {
     uint64_t limit = std::min<uint64_t>(m.bytes.size(), kBuildInfoSearchBytes);
     for (uint64_t at = (16 - m.start % 16) % 16; at + 48 <= limit; at += 16)
       if (std::memcmp(m.bytes.data() + at, kBuildInfoMagic.data(), kBuildInfoMagic.size()) == 0)
@@ -201,16 +201,6 @@ llvm::Error noHeap(const HeapRoots &roots) {
 
 } // namespace
 
-const Module *executableModule(const Snapshot &snap) {
-  constexpr uint64_t kAtEntry = 9;
-  for (const auto &[type, value] : snap.auxv)
-    if (type == kAtEntry)
-      for (const Module &m : snap.modules)
-        if (value >= m.start && value < m.end)
-          return &m;
-  return snap.modules.empty() ? nullptr : &snap.modules.front();
-}
-
 bool hasGoBuildInfo(const AddressSpace &memory) {
   return !buildInfo(memory).empty();
 }
@@ -309,7 +299,7 @@ llvm::Expected<HeapRoots> findHeap(const AddressSpace &memory, Diagnostics &diag
     roots.found_by += " (" + why + ")";
   const Snapshot &snap = memory.snapshot();
   unsigned candidates = 0;
-  for (const MemoryRange &m : executableData(memory, executableModule(snap)))
+  for (const MemoryRange &m : executableData(memory, snap.executableModule()))
     for (uint64_t at = (8 - m.start % 8) % 8; at + 24 <= m.bytes.size(); at += 8) {
       const uint8_t *p = m.bytes.data() + at;
       uint64_t ptr = read64le(p), len = read64le(p + 8), cap = read64le(p + 16);

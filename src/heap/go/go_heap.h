@@ -24,9 +24,6 @@ struct GoVersion {
 /// executable's writable data is not in the dump or holds no build info of Go 1.18 or later.
 GoVersion findGoVersion(const AddressSpace &memory);
 
-/// The executable's module: the one holding AT_ENTRY, else the first; nullptr when none.
-const Module *executableModule(const Snapshot &snap);
-
 /// True when the dump holds a Go build info block (what `detect` asks).
 bool hasGoBuildInfo(const AddressSpace &memory);
 
