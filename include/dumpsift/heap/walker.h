@@ -86,6 +86,12 @@ struct HeapWalkResult {
   /// tcmalloc, mimalloc, musl, Go), except those marked whole_pages, so that a size group is a
   /// size class: the summary names it "jemalloc size class 163,840".
   bool size_classes = false;
+  /// The allocator's own records where they lie outside its areas or inside blocks it lists
+  /// (glibc: every malloc_state, the main arena's in libc's data among them, the heap_info
+  /// headers, each tcache_perthread_struct): their words are bookkeeping, not references of the
+  /// program, so the holders pass (dumpsift/holders) takes no holder and no root from them. By
+  /// start; `kind` names the record.
+  std::vector<HeapArea> bookkeeping;
 };
 
 /// Called once per allocation, with the lane of the thread that walked it: below
@@ -154,6 +160,21 @@ struct SizeThreshold {
   std::string (*meaning)(const Allocation &block) = nullptr;
 };
 
+/// What a walker's list of allocations says of its heaps, for the holders pass
+/// (dumpsift/holders/holders.h), which decides from it which memory can hold references.
+enum class BlockListing : uint8_t {
+  /// It lists every block of its heaps, used and free, and the program refers to them with
+  /// native pointers (interior ones too): memory of its areas outside the blocks it lists is its
+  /// own (headers, free lists, records) and holds no reference of the program, and a block no root
+  /// reaches is garbage to it.
+  EveryBlock,
+  /// It lists some of the objects in its heaps only (managed arrays), or its heaps hold
+  /// references the pass does not read (narrow oops, goroutine stacks): a word of its areas
+  /// outside the blocks it lists may be a reference from an object it does not list, and whether
+  /// its objects are reachable is not for the pass to say.
+  Partial,
+};
+
 /// What a walker reads and knows, stated once by the walker (HeapWalker::traits): walkHeaps reads
 /// the platforms and module names, the analysis's findings the rest. Nothing outside the heap
 /// layer names a walker to learn these.
@@ -171,6 +192,8 @@ struct WalkerTraits {
   RequestRange (*requests)(const Allocation &block) = nullptr;
   /// The sizes at which it serves requests another way, in the order a finding names them.
   std::vector<SizeThreshold> thresholds;
+  /// What its list of allocations covers (BlockListing).
+  BlockListing listing = BlockListing::EveryBlock;
 };
 
 /// How to walk.

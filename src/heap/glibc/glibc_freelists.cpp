@@ -98,6 +98,8 @@ FreeLists collectFreeLists(CachedReader &reader, const Plan &plan,
     if (const uint8_t *p = tcacheView(reader, chunk + kChunkHeader))
       tcaches.emplace_back(chunk, p);
   out.tcaches = static_cast<unsigned>(tcaches.size());
+  for (const auto &[chunk, view] : tcaches)
+    out.tcache_chunks.push_back(chunk);
 
   // Safe-linking: every non-empty list's first link votes for the reading that makes sense.
   unsigned votes_plain = 0, votes_mangled = 0;

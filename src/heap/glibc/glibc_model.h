@@ -73,9 +73,10 @@ Plan discover(CachedReader &reader, const Snapshot &snapshot, Diagnostics &diags
 
 /// Chunks held by tcaches and fastbins (free although the next chunk's PREV_INUSE is set).
 struct FreeLists {
-  std::vector<uint64_t> chunks; // sorted, unique chunk addresses
-  unsigned tcaches = 0;         // tcache_perthread_structs found
-  int safe_linking = -1;        // 1 yes (2.32+), 0 no, -1 not decided (no non-empty list)
+  std::vector<uint64_t> chunks;        // sorted, unique chunk addresses
+  unsigned tcaches = 0;                // tcache_perthread_structs found
+  std::vector<uint64_t> tcache_chunks; // their chunk addresses, in the order found
+  int safe_linking = -1;               // 1 yes (2.32+), 0 no, -1 not decided (no non-empty list)
 };
 
 /// Reads every tcache among `tcache_candidates` (addresses of in-use 0x290 chunks) and every

@@ -387,6 +387,21 @@ llvm::Expected<HeapWalkResult> GlibcWalker::walk(const AddressSpace &memory, All
   }
   std::stable_sort(result.areas.begin(), result.areas.end(),
                    [](const HeapArea &x, const HeapArea &y) { return x.start < y.start; });
+  // Its own records: the arenas (the main one in libc's data; its bins point at free chunks'
+  // headers, which lie in the tail of the chunk before), the heap_info headers, the tcaches.
+  for (const ArenaRec &arena : plan.arenas)
+    if (arena.addr)
+      result.bookkeeping.push_back({"malloc_state", arena.addr, kArena.size, arena.addr});
+  if (plan.layout)
+    for (const Span &s : plan.spans)
+      if (s.kind == SpanKind::ThreadHeap)
+        result.bookkeeping.push_back(
+            {"heap_info", s.area_start, plan.layout->heap_info_size, s.arena});
+  for (uint64_t chunk : lists.tcache_chunks)
+    result.bookkeeping.push_back(
+        {"tcache_perthread_struct", chunk + kChunkHeader, kTcacheChunk - kChunkHeader, 0});
+  std::stable_sort(result.bookkeeping.begin(), result.bookkeeping.end(),
+                   [](const HeapArea &x, const HeapArea &y) { return x.start < y.start; });
 
   unsigned thread_heaps = 0;
   for (const Span &s : plan.spans)

@@ -303,7 +303,10 @@ public:
                                          Platforms::littleEndian64({Os::Linux}, {"x86_64"}),
                                      .modules = {},
                                      .requests = requestsOf,
-                                     .thresholds = {}};
+                                     .thresholds = {},
+                                     // Every object, but goroutine stacks (in its areas) are
+                                     // roots the holders pass does not read.
+                                     .listing = BlockListing::Partial};
     return traits;
   }
 

@@ -407,7 +407,9 @@ public:
     static const WalkerTraits traits{.platforms = Platforms::littleEndian64(),
                                      .modules = {std::begin(kLibjvmNames), std::end(kLibjvmNames)},
                                      .requests = nullptr,
-                                     .thresholds = {}};
+                                     .thresholds = {},
+                                     // Primitive arrays only, held by narrow oops.
+                                     .listing = BlockListing::Partial};
     return traits;
   }
 

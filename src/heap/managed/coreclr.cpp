@@ -76,7 +76,9 @@ WalkerTraits clrTraits(std::vector<ModuleName> modules) {
           .thresholds = {{.bytes = kLohThreshold,
                           .concerns = [](const Allocation &a) { return a.managed.has_value(); },
                           .measures_block = true,
-                          .meaning = overLohThreshold}}};
+                          .meaning = overLohThreshold}},
+          // Arrays only: the objects that hold them are not listed.
+          .listing = BlockListing::Partial};
 }
 
 /// How the MethodTable flags of one CLR generation say what an object is.

@@ -364,7 +364,9 @@ public:
     static const WalkerTraits traits{.platforms = Platforms::littleEndian64(),
                                      .modules = {std::begin(kMonoNames), std::end(kMonoNames)},
                                      .requests = nullptr,
-                                     .thresholds = {}};
+                                     .thresholds = {},
+                                     // LOS arrays only.
+                                     .listing = BlockListing::Partial};
     return traits;
   }
 
