@@ -308,8 +308,9 @@ std::string moduleFileProblemText(ModuleFileProblem problem, llvm::StringRef det
   return "";
 }
 
-ModuleFiles::ModuleFiles(const AddressSpace &memory, std::vector<std::string> search_dirs)
-    : memory_(memory), search_dirs_(std::move(search_dirs)) {
+ModuleFiles::ModuleFiles(const AddressSpace &memory, std::vector<std::string> search_dirs,
+                         bool read_files)
+    : memory_(memory), search_dirs_(std::move(search_dirs)), read_files_(read_files) {
   for (const Module &m : memory.snapshot().modules)
     by_start_.push_back(&m);
   std::stable_sort(by_start_.begin(), by_start_.end(),
@@ -319,6 +320,8 @@ ModuleFiles::ModuleFiles(const AddressSpace &memory, std::vector<std::string> se
 ModuleFiles::~ModuleFiles() = default;
 
 const ModuleFile *ModuleFiles::fileOf(const Module &module) {
+  if (!read_files_)
+    return nullptr;
   auto [it, inserted] = found_.try_emplace(&module);
   Lookup &lookup = it->second;
   if (!inserted)

@@ -91,8 +91,11 @@ std::string moduleFileProblemText(ModuleFileProblem problem, llvm::StringRef det
 class ModuleFiles {
 public:
   /// `search_dirs` are tried in order before the path the dump records (--module-path, as a
-  /// debugger's sysroot); the memory must outlive this object.
-  ModuleFiles(const AddressSpace &memory, std::vector<std::string> search_dirs);
+  /// debugger's sysroot); the memory must outlive this object. Without `read_files` no file is
+  /// opened (fileOf gives nullptr, bytesAt the dump's bytes only): what is found then does not
+  /// depend on this machine.
+  ModuleFiles(const AddressSpace &memory, std::vector<std::string> search_dirs,
+              bool read_files = true);
   ~ModuleFiles();
   ModuleFiles(const ModuleFiles &) = delete;
   ModuleFiles &operator=(const ModuleFiles &) = delete;
@@ -121,6 +124,7 @@ private:
   };
   const AddressSpace &memory_;
   std::vector<std::string> search_dirs_;
+  bool read_files_ = true;
   std::vector<const Module *> by_start_; // the snapshot's modules, sorted by start
   std::map<const Module *, Lookup> found_;
 };

@@ -1,0 +1,314 @@
+// The reference pass (reference_pass.h): the word loop, the classing of each hit's slot, and the
+// pieces of memory spread over threads.
+#include "reference_pass.h"
+
+#include "dumpsift/support/parallel.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/SwapByteOrder.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dumpsift::holders {
+
+namespace {
+
+/// The most bytes of one piece of memory: small enough to spread a large heap over threads and to
+/// release its pages soon after, large enough that per-piece work is lost in the reading.
+constexpr uint64_t kPieceBytes = 32ull << 20;
+/// References a piece keeps between two updates of the shared count against the budget.
+constexpr uint64_t kBudgetStep = 1024;
+
+/// Sorts `zones` by start and drops those that overlap the one before (the first kept).
+template <typename Zone> void sortZones(std::vector<Zone> &zones) {
+  std::stable_sort(zones.begin(), zones.end(),
+                   [](const Zone &a, const Zone &b) { return a.start < b.start; });
+  std::vector<Zone> kept;
+  for (const Zone &z : zones)
+    if (z.end > z.start && (kept.empty() || z.start >= kept.back().end))
+      kept.push_back(z);
+  zones = std::move(kept);
+}
+
+/// One piece of captured writable memory.
+struct Piece {
+  uint64_t start;
+  llvm::ArrayRef<uint8_t> bytes;
+};
+
+/// What a piece's scan keeps while it runs.
+class PieceScan {
+public:
+  PieceScan(const PassPlan &plan, PieceHits &out, std::atomic<uint64_t> &kept,
+            std::atomic<bool> &over)
+      : plan_(plan), out_(out), kept_(kept), over_(over) {}
+  ~PieceScan() { kept_.fetch_add(unreported_, std::memory_order_relaxed); }
+
+  /// The word at `slot` holds `value`, which points into probe entry `entry`.
+  void hit(uint64_t slot, uint64_t value, uint32_t entry) {
+    const uint32_t node = plan_.probe_nodes->empty() ? entry : (*plan_.probe_nodes)[entry];
+    const Slot from = plan_.slots->classify(slot, cursor_);
+    if (from.cls == SlotClass::Drop || (from.cls == SlotClass::Heap && from.node == node))
+      return; // no reference, or a block pointing into itself
+    const uint32_t target = (*plan_.probe_targets)[entry];
+    if (target != kNoEntry)
+      keepTarget({slot, value, target, from, false}, holderKindOf(from.cls));
+    if (!plan_.edges || over_.load(std::memory_order_relaxed))
+      return;
+    switch (from.cls) {
+    case SlotClass::Heap: {
+      if (last_.src == from.node && last_.dst == node)
+        return; // the same pair again (a vector's begin and end pointers)
+      const uint64_t offset = slot - plan_.slots->nodeStart(from.node);
+      last_ = {from.node, node, static_cast<uint32_t>(std::min<uint64_t>(offset, UINT32_MAX))};
+      out_.edges.push_back(last_);
+      count();
+      return;
+    }
+    case SlotClass::Unlisted:
+      if (unlisted_seen_.insert(node).second)
+        out_.unlisted.push_back(node), count();
+      return;
+    case SlotClass::Stack:
+    case SlotClass::Global:
+    case SlotClass::Other: {
+      const HolderKind kind = holderKindOf(from.cls);
+      if (roots_seen_.insert(uint64_t(node) << 3 | uint64_t(kind)).second)
+        out_.roots.push_back({slot, node, from.where, kind}), count();
+      return;
+    }
+    case SlotClass::Drop:
+      return;
+    }
+  }
+
+  /// Keeps `ref` among the first kHoldersShown of its target and kind in this piece; counts it.
+  void keepTarget(const TargetRef &ref, HolderKind kind) {
+    ++out_.target_counts[ref.target];
+    uint32_t &kept = kept_per_target_[uint64_t(ref.target) << 3 | uint64_t(kind)];
+    if (kept < kHoldersShown) {
+      ++kept;
+      out_.target_refs.push_back(ref);
+    }
+  }
+
+private:
+  /// Counts one kept reference against the budget, updating the shared count in steps.
+  void count() {
+    if (++unreported_ < kBudgetStep)
+      return;
+    if (kept_.fetch_add(unreported_, std::memory_order_relaxed) + unreported_ > plan_.budget)
+      over_.store(true, std::memory_order_relaxed);
+    unreported_ = 0;
+  }
+
+  const PassPlan &plan_;
+  PieceHits &out_;
+  std::atomic<uint64_t> &kept_;
+  std::atomic<bool> &over_;
+  uint64_t unreported_ = 0;
+  uint32_t cursor_ = kNoEntry;
+  Edge last_{kNoEntry, kNoEntry, 0};
+  llvm::DenseSet<uint64_t> roots_seen_;
+  llvm::DenseSet<uint32_t> unlisted_seen_;
+  llvm::DenseMap<uint64_t, uint32_t> kept_per_target_;
+};
+
+/// Reads every `Word`-aligned word of `piece` (byte-swapped when `Swap`) and reports each that may
+/// point into the probe directory.
+template <typename Word, bool Swap>
+void scanWords(const Piece &piece, const PassPlan &plan, PieceScan &scan) {
+  const uint8_t *bytes = piece.bytes.data();
+  const uint64_t size = piece.bytes.size();
+  const uint64_t first = (sizeof(Word) - piece.start % sizeof(Word)) % sizeof(Word);
+  const PageFilter &filter = *plan.filter;
+  const Directory &probe = *plan.probe;
+  for (uint64_t off = first; off + sizeof(Word) <= size; off += sizeof(Word)) {
+    Word word;
+    std::memcpy(&word, bytes + off, sizeof(Word));
+    if constexpr (Swap)
+      word = llvm::sys::getSwappedBytes(word);
+    const uint64_t value = word;
+    if (!filter.maybe(value))
+      continue;
+    const uint32_t entry = probe.find(value);
+    if (entry != kNoEntry)
+      scan.hit(piece.start + off, value, entry);
+  }
+}
+
+/// The captured writable memory in pieces of at most kPieceBytes, by address.
+std::vector<Piece> writablePieces(const AddressSpace &memory) {
+  std::vector<Piece> pieces;
+  for (const MemoryRange &m : memory.snapshot().memory) {
+    const Region *r = memory.regionContaining(m.start);
+    if (!r || !(r->perms.write || !r->perms.exact))
+      continue;
+    for (uint64_t at = 0; at < m.bytes.size(); at += kPieceBytes)
+      pieces.push_back(
+          {m.start + at, m.bytes.slice(at, std::min<uint64_t>(kPieceBytes, m.bytes.size() - at))});
+  }
+  return pieces;
+}
+
+} // namespace
+
+SlotClassifier::SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalkResult> heaps,
+                               const Directory &nodes, bool complete)
+    : nodes_(nodes), complete_(complete) {
+  for (size_t h = 0; h < heaps.size(); ++h) {
+    const HeapWalker *walker = findHeapWalker(heaps[h].walker);
+    const bool partial = walker && walker->traits().listing == BlockListing::Partial;
+    for (const HeapArea &a : heaps[h].areas)
+      if (a.size && a.start + a.size > a.start)
+        areas_.push_back({a.start, a.start + a.size, uint32_t(h), partial});
+    for (const HeapArea &b : heaps[h].bookkeeping)
+      if (b.size && b.start + b.size > b.start)
+        bookkeeping_.push_back({b.start, b.start + b.size, uint32_t(h), false});
+  }
+  for (size_t t = 0; t < snapshot.threads.size(); ++t) {
+    const Thread &th = snapshot.threads[t];
+    if (th.stack_end <= th.stack_start)
+      continue;
+    const uint64_t sp = std::clamp(th.stack_pointer, th.stack_start, th.stack_end);
+    live_stacks_.push_back({sp, th.stack_end, uint32_t(t), false});
+    dead_stacks_.push_back({th.stack_start, sp, uint32_t(t), false});
+  }
+  for (size_t m = 0; m < snapshot.modules.size(); ++m) {
+    const Module &mod = snapshot.modules[m];
+    modules_.push_back({mod.start, std::max(mod.end, mod.image_end), uint32_t(m), false});
+  }
+  sortZones(areas_);
+  sortZones(bookkeeping_);
+  sortZones(live_stacks_);
+  sortZones(dead_stacks_);
+  sortZones(modules_);
+}
+
+const SlotClassifier::Zone *SlotClassifier::find(const std::vector<Zone> &zones, uint64_t address) {
+  auto it = std::upper_bound(zones.begin(), zones.end(), address,
+                             [](uint64_t a, const Zone &z) { return a < z.start; });
+  if (it == zones.begin() || address >= std::prev(it)->end)
+    return nullptr;
+  return &*std::prev(it);
+}
+
+HolderKind holderKindOf(SlotClass cls) {
+  switch (cls) {
+  case SlotClass::Stack:
+    return HolderKind::Stack;
+  case SlotClass::Global:
+    return HolderKind::Global;
+  case SlotClass::Other:
+    return HolderKind::Other;
+  default:
+    return HolderKind::Heap;
+  }
+}
+
+Slot SlotClassifier::classify(uint64_t slot, uint32_t &cursor) const {
+  if (find(bookkeeping_, slot))
+    return {SlotClass::Drop};
+  // The node holding the slot: the cursor moves up to the last start at or below it.
+  const size_t n = nodes_.size();
+  if (cursor == kNoEntry || (cursor < n && nodes_.starts[cursor] > slot)) {
+    const uint32_t found = nodes_.find(slot);
+    if (found != kNoEntry)
+      cursor = found;
+    else {
+      auto it = std::upper_bound(nodes_.starts.begin(), nodes_.starts.end(), slot);
+      cursor = it == nodes_.starts.begin() ? kNoEntry
+                                           : static_cast<uint32_t>(it - nodes_.starts.begin() - 1);
+    }
+  } else {
+    while (cursor + 1 < n && nodes_.starts[cursor + 1] <= slot)
+      ++cursor;
+  }
+  if (cursor != kNoEntry && cursor < n && slot < nodes_.ends[cursor]) {
+    const uint8_t flags = nodes_.flags[cursor];
+    if (flags & kHolds)
+      return {SlotClass::Heap, cursor};
+    if (flags & (kNoscan | kFree))
+      return {SlotClass::Drop};
+    // A region scan buffer: what its memory is decides below.
+  }
+  if (const Zone *area = find(areas_, slot)) {
+    if (area->partial || !complete_)
+      return {SlotClass::Unlisted, kNoEntry, area->where};
+    return {SlotClass::Drop}; // an allocator's headers and free memory
+  }
+  if (const Zone *stack = find(live_stacks_, slot))
+    return {SlotClass::Stack, kNoEntry, stack->where};
+  if (find(dead_stacks_, slot))
+    return {SlotClass::Drop};
+  if (const Zone *module = find(modules_, slot))
+    return {SlotClass::Global, kNoEntry, module->where};
+  return {SlotClass::Other};
+}
+
+std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &plan,
+                                  bool &over_budget, ProgressFn progress) {
+  const std::vector<Piece> pieces = writablePieces(memory);
+  std::vector<PieceHits> hits(pieces.size());
+  uint64_t total = 0;
+  for (const Piece &p : pieces)
+    total += p.bytes.size();
+  std::atomic<uint64_t> kept{0}, done{0};
+  std::atomic<bool> over{false};
+  const SystemInfo &system = memory.snapshot().system;
+  const bool swap = system.little_endian != llvm::sys::IsLittleEndianHost;
+  const char *phase = "finding holders";
+  progress(phase, 0, total);
+  memory.adviseAccess(AddressSpace::Access::Sequential);
+  parallelFor(
+      pieces.size(), plan.threads,
+      [&](size_t i) {
+        const Piece &piece = pieces[i];
+        {
+          PieceScan scan(plan, hits[i], kept, over);
+          if (system.pointer_size == 4)
+            swap ? scanWords<uint32_t, true>(piece, plan, scan)
+                 : scanWords<uint32_t, false>(piece, plan, scan);
+          else
+            swap ? scanWords<uint64_t, true>(piece, plan, scan)
+                 : scanWords<uint64_t, false>(piece, plan, scan);
+        }
+        hits[i].bytes = piece.bytes.size();
+        memory.releasePages(piece.start, piece.bytes.size());
+        done.fetch_add(piece.bytes.size(), std::memory_order_relaxed);
+      },
+      [&] { progress(phase, done.load(std::memory_order_relaxed), total); });
+  memory.adviseAccess(AddressSpace::Access::Normal);
+  progress(phase, total, total);
+  // Every piece's kept references, now all counted.
+  over_budget = kept.load() > plan.budget || over.load();
+  return hits;
+}
+
+PieceHits scanRegisters(const Snapshot &snapshot, const PassPlan &plan) {
+  PieceHits out;
+  for (size_t t = 0; t < snapshot.threads.size(); ++t) {
+    const std::vector<Register> &registers = snapshot.threads[t].registers;
+    for (size_t r = 0; r < registers.size() && r < 256; ++r) {
+      const uint64_t value = registers[r].value;
+      if (!plan.filter->maybe(value))
+        continue;
+      const uint32_t entry = plan.probe->find(value);
+      if (entry == kNoEntry)
+        continue;
+      const uint32_t node = plan.probe_nodes->empty() ? entry : (*plan.probe_nodes)[entry];
+      const uint32_t where = static_cast<uint32_t>(t * 256 + r);
+      const uint32_t target = (*plan.probe_targets)[entry];
+      if (target != kNoEntry) {
+        ++out.target_counts[target];
+        out.target_refs.push_back({0, value, target, {SlotClass::Other, kNoEntry, where}, true});
+      }
+      if (plan.edges)
+        out.roots.push_back({0, node, where, HolderKind::Register});
+    }
+  }
+  return out;
+}
+
+} // namespace dumpsift::holders

@@ -1,0 +1,124 @@
+// The reference pass: every captured writable word read once, each that points into a block of
+// the probe directory classed by where it lies. Internal to src/holders.
+#pragma once
+
+#include "directory.h"
+#include "dumpsift/dump/address_space.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace dumpsift::holders {
+
+/// Where a word lies, as the pass classes it.
+enum class SlotClass : uint8_t {
+  Drop,     // no reference of the program: bookkeeping, free memory, noscan words, dead stack
+  Heap,     // inside a listed block (`node`)
+  Unlisted, // inside a walker's area but in no block the directory holds (`where`: the heap)
+  Stack,    // a thread's live stack (`where`: the thread's index)
+  Global,   // a module's image (`where`: the module's index in the snapshot)
+  Other,    // other writable memory
+};
+
+/// The kind of holder a slot of class `cls` is (Heap for Heap and Unlisted).
+HolderKind holderKindOf(SlotClass cls);
+
+/// The class of a slot and what it names.
+struct Slot {
+  SlotClass cls = SlotClass::Other;
+  uint32_t node = kNoEntry; // Heap
+  uint32_t where = 0;       // Unlisted: heap; Stack: thread; Global: module
+};
+
+/// A reference between blocks: the word at offset `offset` of block `src` points into `dst`
+/// (offset saturated at UINT32_MAX).
+struct Edge {
+  uint32_t src, dst, offset;
+};
+
+/// A reference from a root into block `node`. Registers: `slot` is 0 and `where` is the thread's
+/// index times 256 plus the register's.
+struct RootRef {
+  uint64_t slot;
+  uint32_t node;
+  uint32_t where;
+  HolderKind kind;
+};
+
+/// A reference into target `target`, as found.
+struct TargetRef {
+  uint64_t slot, value;
+  uint32_t target;
+  Slot from;
+  bool is_register = false; // then from.where is the thread's index times 256 plus the register's
+};
+
+/// What one piece of memory gave. Edges come in the order of their words (so by source block);
+/// roots and unlisted references once per block and kind in the piece; target references at most
+/// kHoldersShown per target and kind in the piece, all of them counted.
+struct PieceHits {
+  std::vector<Edge> edges;
+  std::vector<RootRef> roots;
+  std::vector<uint32_t> unlisted; // blocks referenced from words of unlisted objects
+  std::vector<TargetRef> target_refs;
+  llvm::DenseMap<uint32_t, uint64_t> target_counts; // target -> references
+  uint64_t bytes = 0;
+};
+
+/// Classes slots: the walkers' bookkeeping, their areas, the threads' stacks and the modules'
+/// images, by address.
+class SlotClassifier {
+public:
+  /// `nodes` names every listed block when `complete` (else the words of an area outside the
+  /// blocks it holds are Unlisted, whatever the walker's listing).
+  SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalkResult> heaps,
+                 const Directory &nodes, bool complete);
+
+  /// The class of the word at `slot`; `cursor` is the caller's position in the node directory
+  /// (kNoEntry to start), which only moves forward while slots grow.
+  Slot classify(uint64_t slot, uint32_t &cursor) const;
+  /// Where node `node` starts.
+  uint64_t nodeStart(uint32_t node) const { return nodes_.starts[node]; }
+
+private:
+  struct Zone {
+    uint64_t start, end;
+    uint32_t where;
+    bool partial; // areas: the walker's listing is partial
+  };
+  /// The zone of `zones` (sorted, not overlapping) holding `address`, or nullptr.
+  static const Zone *find(const std::vector<Zone> &zones, uint64_t address);
+
+  const Directory &nodes_;
+  bool complete_;
+  std::vector<Zone> bookkeeping_, areas_, live_stacks_, dead_stacks_, modules_;
+};
+
+/// What the pass looks for and keeps.
+struct PassPlan {
+  const Directory *probe = nullptr; // the blocks references are looked for into
+  const PageFilter *filter = nullptr;
+  /// For each probe entry: its node in the node directory (empty: the same index).
+  const std::vector<uint32_t> *probe_nodes = nullptr;
+  /// For each probe entry that is a target (kTarget): its target index, else kNoEntry.
+  const std::vector<uint32_t> *probe_targets = nullptr;
+  const SlotClassifier *slots = nullptr;
+  bool edges = false;  // keep references between blocks (and from roots): chains
+  uint64_t budget = 0; // the most edges and root references kept in all
+  unsigned threads = 1;
+};
+
+/// The pass over every captured writable memory range (regions writable, or whose permissions the
+/// dump does not give), cut into pieces of at most a few tens of MiB scanned on plan.threads
+/// threads; pieces in address order. `over_budget` is set when the references kept passed the
+/// budget (the pieces then keep no more edges and roots). Pages are released behind each piece.
+std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &plan,
+                                  bool &over_budget, ProgressFn progress);
+
+/// The references in the threads' registers, as one piece.
+PieceHits scanRegisters(const Snapshot &snapshot, const PassPlan &plan);
+
+} // namespace dumpsift::holders

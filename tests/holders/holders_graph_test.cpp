@@ -1,0 +1,153 @@
+// The holders pass over hand-laid memory: holders classed by where their word lies, verdicts from
+// the search of the graph (a cycle of blocks no root reaches is heap-only), and hostile memory (a
+// region of words all pointing into one buffer, a block whose words point at many blocks) kept
+// within the budget with a warning.
+#include "dumpsift/holders/holders.h"
+#include "support/byte_builder.h"
+
+#include <catch2/catch.hpp>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+constexpr uint64_t kHeap = 0x10000000, kHeapSize = 0x200000;
+constexpr uint64_t kData = 0x400000; // the module's writable data
+constexpr uint64_t kOther = 0x30000000, kOtherSize = 0x400000;
+
+/// What a pass over `m` found, with the heap listing `blocks` (all used) as glibc's.
+struct Run {
+  std::unique_ptr<Snapshot> snap;
+  std::unique_ptr<AddressSpace> memory;
+  Holders holders;
+  Diagnostics diags;
+};
+
+std::unique_ptr<Run> runPass(FakeMemory &m,
+                             const std::vector<std::pair<uint64_t, uint64_t>> &blocks,
+                             const std::vector<HolderTarget> &targets, uint64_t budget,
+                             unsigned threads) {
+  auto run = std::make_unique<Run>();
+  run->snap = m.snapshot();
+  run->snap->system.arch = "x86_64";
+  run->memory = std::make_unique<AddressSpace>(*run->snap);
+  std::vector<HeapWalkResult> heaps(1);
+  heaps[0].walker = "glibc";
+  heaps[0].areas.push_back({"main-heap", kHeap, kHeapSize, 0});
+  BlockDirectoryBuilder directory(1, budget);
+  for (const auto &[address, size] : blocks) {
+    Allocation a;
+    a.address = a.chunk_address = address;
+    a.size = size;
+    a.state = AllocState::Used;
+    directory.add(0, 0, a);
+  }
+  HoldersOptions options;
+  options.threads = threads;
+  options.budget = budget;
+  run->holders =
+      findHolders(*run->memory, heaps, std::move(directory), targets, options, run->diags);
+  return run;
+}
+
+} // namespace
+
+TEST_CASE("holders: a global, a cycle no root reaches and nothing at all give their verdicts") {
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
+  const uint64_t held = kHeap + 0x10000, lost = kHeap + 0x30000, dropped = kHeap + 0x50000;
+  const uint64_t a = kHeap + 0x1000, b = kHeap + 0x2000; // a <-> b, a -> lost
+  m.put64(kData + 0x40, held + 0x20);                    // an interior pointer counts
+  m.put64(a + 0x18, b);
+  m.put64(b + 0x8, a);
+  m.put64(a + 0x28, lost);
+  m.put64(held + 0x100, held); // a block pointing into itself is no reference
+  m.put64(kHeap + kHeapSize - 8, 0);
+  const std::vector<HolderTarget> targets = {{held, 0x10000, AllocState::Used, 0},
+                                             {lost, 0x10000, AllocState::Used, 0},
+                                             {dropped, 0x10000, AllocState::Used, 0}};
+  auto run =
+      runPass(m, {{a, 0x100}, {b, 0x100}, {held, 0x10000}, {lost, 0x10000}, {dropped, 0x10000}},
+              targets, kDefaultHolderBudget, 1);
+  const Holders &h = run->holders;
+  CHECK(h.run.reachability);
+  CHECK(h.run.blocks == 5);
+  CHECK(h.run.references == 3); // a -> b, b -> a, a -> lost
+  REQUIRE(h.buffers.size() == 3);
+
+  CHECK(h.buffers[0].verdict == Verdict::Anchored);
+  CHECK(h.buffers[0].anchor == HolderKind::Global);
+  REQUIRE(h.buffers[0].holders.size() == 1);
+  CHECK(h.buffers[0].holders[0].kind == HolderKind::Global);
+  CHECK(h.buffers[0].holders[0].slot == kData + 0x40);
+  CHECK(h.buffers[0].holders[0].points_to == held + 0x20);
+  CHECK(h.buffers[0].holders[0].module == "app");
+  CHECK(h.buffers[0].holders[0].symbol_offset == 0x40);
+  CHECK(h.buffers[0].path_steps == 1);
+
+  CHECK(h.buffers[1].verdict == Verdict::HeapOnly);
+  REQUIRE(h.buffers[1].holders.size() == 1);
+  CHECK(h.buffers[1].holders[0].kind == HolderKind::Heap);
+  CHECK(h.buffers[1].holders[0].block == a);
+  CHECK(h.buffers[1].holders[0].offset() == 0x28);
+  CHECK(h.buffers[1].holders[0].walker == "glibc");
+  CHECK(h.buffers[1].path.empty());
+
+  CHECK(h.buffers[2].verdict == Verdict::Unreferenced);
+  CHECK(h.buffers[2].references == 0);
+  CHECK(run->diags.empty());
+
+  const GroupHolders g = summarizeHolders(h, std::vector<size_t>{1});
+  REQUIRE(g.holder);
+  CHECK(g.holder->block == a);
+  CHECK(g.held_alike == 1);
+}
+
+TEST_CASE("holders: a region of words all pointing into one buffer is counted, not listed") {
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kOther, kOtherSize);
+  const uint64_t target = kHeap + 0x10000;
+  for (uint64_t at = kOther; at < kOther + kOtherSize; at += 8)
+    m.put64(at, target + (at & 0xff8));
+  m.put64(kHeap + kHeapSize - 8, 0);
+  const std::vector<HolderTarget> targets = {{target, 0x10000, AllocState::Used, 0}};
+  for (unsigned threads : {1u, 4u}) {
+    auto run = runPass(m, {{target, 0x10000}}, targets, kDefaultHolderBudget, threads);
+    const BufferHolders &b = run->holders.buffers.at(0);
+    CHECK(b.references == kOtherSize / 8);
+    CHECK(b.holders.size() == kHoldersShown);
+    CHECK(b.holders[0].slot == kOther);
+    CHECK(b.verdict == Verdict::Anchored);
+    CHECK(b.anchor == HolderKind::Other);
+  }
+}
+
+TEST_CASE("holders: more references than the budget give direct holders only, with a warning") {
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  // 256 small blocks, and one large block whose words point at them in turn (and cycle back).
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;
+  for (uint64_t i = 0; i < 256; ++i)
+    blocks.push_back({kHeap + i * 0x100, 0x100});
+  const uint64_t dense = kHeap + 0x100000, target = kHeap + 0x180000;
+  blocks.push_back({dense, 0x40000});
+  blocks.push_back({target, 0x10000});
+  for (uint64_t at = dense; at < dense + 0x40000; at += 8)
+    m.put64(at, kHeap + ((at - dense) / 8 % 256) * 0x100);
+  m.put64(kHeap + 0x80, target);
+  m.put64(kHeap + kHeapSize - 8, 0);
+  const std::vector<HolderTarget> targets = {{target, 0x10000, AllocState::Used, 0}};
+  auto run = runPass(m, blocks, targets, /*budget=*/4096, 2);
+  const Holders &h = run->holders;
+  CHECK(!h.run.reachability);
+  CHECK(!h.run.limited.empty());
+  REQUIRE(!run->diags.empty());
+  CHECK(run->diags.warnings().front().message.find("budget") != std::string::npos);
+  // The direct holder is still named; whether a root reaches it is not said.
+  REQUIRE(h.buffers[0].holders.size() == 1);
+  CHECK(h.buffers[0].holders[0].block == kHeap);
+  CHECK(h.buffers[0].verdict == Verdict::Unknown);
+}
