@@ -355,6 +355,9 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
                     a.mmapped) < std::tie(b.address, y.source, b.chunk_address, b.size,
                                           b.chunk_size, b.arena, b.data_offset, b.state, b.mmapped);
   };
+  BlockDirectoryBuilder directory(resolveThreads(options.threads),
+                                  options.holders == HoldersMode::Chains ? options.holder_budget
+                                                                         : 0);
   auto kept = detail::keepWalked<std::vector<Buffer>>(
       memory, options, analysis.diagnostics, progress,
       [](uint16_t heap, const Allocation &a) {
@@ -363,7 +366,7 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
         b.source = heap;
         return b;
       },
-      walk_order);
+      walk_order, options.holders == HoldersMode::Chains ? &directory : nullptr);
   analysis.heaps = std::move(kept.heaps);
   analysis.buffers = std::move(kept.rows);
   analysis.allocations_seen = kept.seen;
@@ -410,7 +413,23 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 
-  // 4. Group.
+  // 4. Who holds each buffer: one pass over the captured writable memory.
+  if (options.holders != HoldersMode::None) {
+    std::vector<HolderTarget> targets;
+    targets.reserve(analysis.buffers.size());
+    for (const Buffer &b : analysis.buffers)
+      targets.push_back({b.allocation.address, b.allocation.size, b.allocation.state, b.source});
+    HoldersOptions holder_options;
+    holder_options.mode = options.holders;
+    holder_options.threads = options.threads;
+    holder_options.budget = options.holder_budget;
+    holder_options.module_paths = options.module_paths;
+    holder_options.module_files = options.module_files;
+    analysis.holders = findHolders(memory, analysis.heaps, std::move(directory), targets,
+                                   holder_options, analysis.diagnostics, progress);
+  }
+
+  // 5. Group.
   progress("grouping and finding waste", 0, 0);
   analysis.groups = groupBuffers(analysis);
   analysis.findings = computeFindings(memory, analysis);

@@ -5,6 +5,7 @@
 
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/heap/walk.h"
+#include "dumpsift/holders/holders.h"
 #include "dumpsift/support/parallel.h"
 
 #include <algorithm>
@@ -83,10 +84,12 @@ template <typename Rows> struct KeptWalk {
 /// Walks the heaps of the walkers `options` names (walkHeaps) on options.threads threads; each
 /// allocation that passes its size and state filters becomes the row make(heap, allocation) in
 /// the lane of the thread that walked it, and the lanes are merged by `before`
-/// (mergeByAddress): the rows are the same for every thread count.
+/// (mergeByAddress): the rows are the same for every thread count. Every allocation also goes to
+/// `directory` when given (the holders pass's nodes).
 template <typename Rows, typename Make, typename Before>
 KeptWalk<Rows> keepWalked(const AddressSpace &memory, const AnalyzeOptions &options,
-                          Diagnostics &diags, ProgressFn progress, Make make, Before before) {
+                          Diagnostics &diags, ProgressFn progress, Make make, Before before,
+                          BlockDirectoryBuilder *directory = nullptr) {
   struct alignas(64) Lane {
     Rows rows;
     uint64_t seen = 0;
@@ -98,6 +101,8 @@ KeptWalk<Rows> keepWalked(const AddressSpace &memory, const AnalyzeOptions &opti
       [&](unsigned lane, uint16_t heap, const Allocation &a) {
         Lane &l = lanes[lane];
         ++l.seen;
+        if (directory)
+          directory->add(lane, heap, a);
         if (passesSizeAndState(options, a))
           l.rows.push_back(make(heap, a));
       },

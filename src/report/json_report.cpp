@@ -12,6 +12,119 @@ using namespace detail;
 
 namespace {
 
+/// One holder: its kind, where the reference lies and what names it.
+Json holderJson(const Holder &h) {
+  Json j;
+  j["kind"] = holderKindName(h.kind).str();
+  if (h.kind != HolderKind::Register)
+    j["address"] = hexAddress(h.slot);
+  switch (h.kind) {
+  case HolderKind::Heap:
+    if (h.block_size) {
+      j["allocation"] = hexAddress(h.block);
+      j["allocation_size"] = h.block_size;
+      j["offset"] = h.offset();
+    }
+    if (!h.walker.empty())
+      j["allocator"] = h.walker.str();
+    if (!h.class_name.empty())
+      j["class"] = h.class_name.str();
+    break;
+  case HolderKind::Stack:
+    j["thread"] = h.thread;
+    break;
+  case HolderKind::Register:
+    j["thread"] = h.thread;
+    j["register"] = h.register_name.str();
+    break;
+  case HolderKind::Global:
+    j["module"] = h.module.str();
+    if (!h.symbol.empty())
+      j["symbol"] = h.symbol.str();
+    j["symbol_offset"] = h.symbol_offset;
+    break;
+  case HolderKind::Other:
+    break;
+  }
+  j["points_to"] = hexAddress(h.points_to);
+  return j;
+}
+
+/// A holder in words: "+0x10 of a `ChunkedUploader` allocation", "global `g_buffer`", ...
+std::string holderWords(const Holder &h, bool with_offset) {
+  const std::string offset = with_offset ? "+" + hexAddress(h.offset()) + " of " : "";
+  switch (h.kind) {
+  case HolderKind::Heap:
+    if (!h.class_name.empty())
+      return offset + "`" + h.class_name.str() + "` allocations";
+    if (h.block_size)
+      return offset + std::to_string(h.block_size) + "-byte allocations";
+    return "objects of the " + h.walker.str() + " heap it does not list";
+  case HolderKind::Stack:
+    return "the stack of thread " + std::to_string(h.thread);
+  case HolderKind::Register:
+    return "register " + h.register_name.str() + " of thread " + std::to_string(h.thread);
+  case HolderKind::Global:
+    return "global `" +
+           (h.symbol.empty() ? h.module.str() + "+" + hexAddress(h.symbol_offset)
+                             : h.symbol.str()) +
+           "` (" + h.module.str() + ")";
+  case HolderKind::Other:
+    return "other writable memory";
+  }
+  return "";
+}
+
+/// The holders summary of group `g`.
+Json groupHoldersJson(const Analysis &analysis, const SizeGroup &g) {
+  const GroupHolders s = summarizeHolders(analysis.holders, g.members);
+  Json j;
+  Json verdicts = Json::object();
+  for (const auto &[verdict, count] : s.verdicts)
+    verdicts[verdictName(verdict).str()] = count;
+  j["verdicts"] = std::move(verdicts);
+  std::string text;
+  if (s.holder) {
+    j["holder"] = holderJson(*s.holder);
+    j["held_alike"] = s.held_alike;
+    j["same_offset"] = s.same_offset;
+    text = std::to_string(s.held_alike) + " of " + std::to_string(s.members) + " held at " +
+           holderWords(*s.holder,
+                       s.holder->kind == HolderKind::Heap && s.holder->block_size && s.same_offset);
+  } else {
+    text = "nothing holds " + std::string(s.members == 1 ? "it" : "them");
+  }
+  if (s.root) {
+    j["root"] = holderJson(*s.root);
+    j["rooted_alike"] = s.rooted_alike;
+    text += ", anchored from " + holderWords(*s.root, false);
+  }
+  j["summary"] = text;
+  return j;
+}
+
+/// What the holders pass did.
+Json holdersRunJson(const HoldersRun &run) {
+  Json j;
+  j["requested"] = holdersModeName(run.requested).str();
+  j["ran"] = holdersModeName(run.ran).str();
+  j["reachability"] = run.reachability;
+  j["heap_holders_named"] = run.heap_holders_named;
+  if (!run.limited.empty())
+    j["limited"] = run.limited;
+  j["blocks"] = run.blocks;
+  j["references"] = run.references;
+  j["scanned_bytes"] = run.scanned_bytes;
+  Json roots = Json::object();
+  for (HolderKind k :
+       {HolderKind::Stack, HolderKind::Register, HolderKind::Global, HolderKind::Other})
+    roots[holderKindName(k).str()] = run.roots[static_cast<size_t>(k)];
+  j["roots"] = std::move(roots);
+  j["module_files"] = run.module_files;
+  j["modules_unread"] = run.modules_unread;
+  return j;
+}
+
 Json groupJson(const Analysis &analysis, const SizeGroup &g) {
   Json j;
   j["size"] = g.size;
@@ -38,6 +151,8 @@ Json groupJson(const Analysis &analysis, const SizeGroup &g) {
   for (size_t i : g.members)
     addresses.push_back(hexAddress(analysis.buffers[i].allocation.address));
   j["addresses"] = std::move(addresses);
+  if (analysis.holders.run.requested != HoldersMode::None)
+    j["holders"] = groupHoldersJson(analysis, g);
   return j;
 }
 
@@ -107,6 +222,26 @@ Json detail::bufferJson(const Analysis &analysis, const Buffer &b) {
     j["size_class"] = a.size_class;
   if (a.noscan)
     j["noscan"] = true;
+  const size_t index = static_cast<size_t>(&b - analysis.buffers.data());
+  if (analysis.holders.run.requested != HoldersMode::None && index < analysis.buffers.size() &&
+      index < analysis.holders.buffers.size()) {
+    const BufferHolders &h = analysis.holders.buffers[index];
+    j["verdict"] = verdictName(h.verdict).str();
+    if (h.verdict == Verdict::Anchored)
+      j["anchor"] = holderKindName(h.anchor).str();
+    Json holders = Json::array();
+    for (const Holder &holder : h.holders)
+      holders.push_back(holderJson(holder));
+    j["holders"] = std::move(holders);
+    j["references"] = h.references;
+    if (!h.path.empty()) {
+      Json path = Json::array();
+      for (const Holder &step : h.path)
+        path.push_back(holderJson(step));
+      j["path"] = std::move(path);
+      j["path_steps"] = h.path_steps;
+    }
+  }
   if (a.managed) {
     const ManagedArray &m = *a.managed;
     j["managed"] = Json{{"type", m.type_name.empty() ? "array" : m.type_name},
@@ -164,6 +299,8 @@ Json reportJsonWithoutBuffers(const Snapshot &snapshot, const Analysis &analysis
   for (const HeapWalkResult &h : analysis.heaps)
     heaps.push_back(heapJson(h));
   j["heaps"] = std::move(heaps);
+  if (analysis.holders.run.requested != HoldersMode::None)
+    j["holders"] = holdersRunJson(analysis.holders.run);
 
   uint64_t unclaimed_bytes = 0;
   Json unclaimed = Json::array();

@@ -34,6 +34,9 @@ Json detail::optionsJson(const AnalyzeOptions &o) {
   if (o.full_hash)
     j["full_hash"] = true;
   j["group_by"] = groupByName(o.group_by);
+  j["holders"] = holdersModeName(o.holders).str();
+  if (!o.module_files)
+    j["module_files"] = false;
   return j;
 }
 
@@ -41,6 +44,7 @@ llvm::Expected<AnalyzeOptions> recordedOptions(const SavedReport &report) {
   if (!report.figures.options)
     return createError("/options: missing (the report records no analysis options)");
   AnalyzeOptions o;
+  o.holders = HoldersMode::None; // a report that records no mode was made before the pass existed
   bool has_min_size = false;
   for (const auto &[key, text] : *report.figures.options) {
     // readReport kept each member as the compact JSON of a value it parsed: it parses again.
@@ -86,6 +90,10 @@ llvm::Expected<AnalyzeOptions> recordedOptions(const SavedReport &report) {
                              jsonTypeWords(value[i]));
         o.walkers.push_back(value[i].get<std::string>());
       }
+    } else if (key == "module_files") {
+      if (!value.is_boolean())
+        return expected("true or false");
+      o.module_files = value.get<bool>();
     } else if (key == "region_scan" || key == "full_hash") {
       if (!value.is_boolean())
         return expected("true or false");
@@ -98,6 +106,12 @@ llvm::Expected<AnalyzeOptions> recordedOptions(const SavedReport &report) {
       else
         return createError(where + ": expected \"" + groupByName(GroupBy::Size) + "\" or \"" +
                            groupByName(GroupBy::SizeKind) + "\"");
+    } else if (key == "holders") {
+      std::optional<HoldersMode> mode =
+          value.is_string() ? parseHoldersMode(value.get<std::string>()) : std::nullopt;
+      if (!mode)
+        return createError(where + ": expected \"none\", \"direct\" or \"chains\"");
+      o.holders = *mode;
     }
     // Any other member is an option of another version of dumpsift: not one of this one's.
   }

@@ -30,6 +30,18 @@ CLI::Option_group *addAnalyzeOptions(CLI::App &command, AnalyzeArgs &args,
                   "Hash every byte of every buffer (default: sampled windows of large ones)");
   group->add_option("--group-by", args.group_by, "size, or size,kind (one row per size and kind)")
       ->capture_default_str();
+  group
+      ->add_option("--holders", args.holders,
+                   "Who holds each buffer: none, direct (its references only) or chains (and "
+                   "whether a root reaches it; docs/holders.md)")
+      ->capture_default_str();
+  group
+      ->add_option("--module-path", args.module_paths,
+                   "Directory searched first for the dumped modules' files, as a debugger's "
+                   "sysroot (repeatable; a file is used only when its build ID matches)")
+      ->allow_extra_args(false);
+  group->add_flag("--no-module-files", args.no_module_files,
+                  "Read no module file for names: the report then depends on the dump alone");
   return group;
 }
 
@@ -114,6 +126,12 @@ llvm::Expected<AnalyzeOptions> resolveAnalyzeOptions(const AnalyzeArgs &args) {
     options.group_by = GroupBy::SizeKind;
   else if (args.group_by != "size")
     return createError("--group-by: '" + args.group_by + "' is not 'size' or 'size,kind'");
+  std::optional<HoldersMode> holders = parseHoldersMode(args.holders);
+  if (!holders)
+    return createError("--holders: '" + args.holders + "' is not one of none, direct, chains");
+  options.holders = *holders;
+  options.module_paths = args.module_paths;
+  options.module_files = !args.no_module_files;
   return options;
 }
 

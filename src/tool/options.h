@@ -24,6 +24,9 @@ struct AnalyzeArgs {
   unsigned threads = 0;
   bool full_hash = false;
   std::string group_by = "size";
+  std::string holders = "chains";        // --holders
+  std::vector<std::string> module_paths; // --module-path
+  bool no_module_files = false;          // --no-module-files
 };
 
 /// Declares the analysis options on `command`, in one option group named `group_name`.

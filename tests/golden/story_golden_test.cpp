@@ -35,7 +35,8 @@ void analyzeStory(const std::string &out) {
   std::string core = unpackedFixture("cores/story.core.xz");
   std::string dir = fs::path(core).parent_path().string();
   REQUIRE(fs::path(core).filename() == "story.core");
-  CommandResult r = runTool(dir, "analyze story.core --quiet --report '" + out + "'");
+  CommandResult r =
+      runTool(dir, "analyze story.core --quiet --no-module-files --report '" + out + "'");
   REQUIRE(r.exit_code == 0);
 }
 

@@ -155,12 +155,17 @@ TEST_CASE("every analysis option a report records reads back as it was written")
   given.full_hash = true;
   given.group_by = GroupBy::SizeKind;
   given.inflate_budget = 1 << 20;
+  given.holders = HoldersMode::Direct;
+  given.module_paths = {"/sysroot"};
+  given.holder_budget = 1000;
+  given.module_files = false;
   for (const AnalyzeOptions &written : {given, defaults}) {
     const AnalyzeOptions read = readBack(written);
     // Each field by name. A field added to AnalyzeOptions breaks these bindings until it is listed
     // here, compared as recorded or, with the reason, as one a report does not record.
     const auto &[min_size, max_size, kinds, state, walkers, region_scan, threads, full_hash,
-                 group_by, inflate_budget] = read;
+                 group_by, inflate_budget, holders, module_paths, module_files, holder_budget] =
+        read;
     CHECK(min_size == written.min_size);
     CHECK(max_size == written.max_size);
     CHECK(kinds == written.kinds);
@@ -169,15 +174,20 @@ TEST_CASE("every analysis option a report records reads back as it was written")
     CHECK(region_scan == written.region_scan);
     CHECK(full_hash == written.full_hash);
     CHECK(group_by == written.group_by);
+    CHECK(holders == written.holders);
+    CHECK(module_files == written.module_files);
     // Not recorded, so read as the defaults: the threads change nothing in a report, and the
     // inflate budget is no option of the tool (every report is made with the default).
     CHECK(threads == defaults.threads);
     CHECK(inflate_budget == defaults.inflate_budget);
+    // The module paths are this machine's, and the holders budget is no option of the tool.
+    CHECK(module_paths == defaults.module_paths);
+    CHECK(holder_budget == defaults.holder_budget);
   }
   // The values given are not the defaults: a field the writer or the reader forgot could not
   // read back as given.
   const auto &[min_size, max_size, kinds, state, walkers, region_scan, threads, full_hash, group_by,
-               inflate_budget] = given;
+               inflate_budget, holders, module_paths, module_files, holder_budget] = given;
   CHECK(min_size != defaults.min_size);
   CHECK(max_size != defaults.max_size);
   CHECK(kinds != defaults.kinds);
@@ -188,6 +198,10 @@ TEST_CASE("every analysis option a report records reads back as it was written")
   CHECK(full_hash != defaults.full_hash);
   CHECK(group_by != defaults.group_by);
   CHECK(inflate_budget != defaults.inflate_budget);
+  CHECK(holders != defaults.holders);
+  CHECK(module_paths != defaults.module_paths);
+  CHECK(module_files != defaults.module_files);
+  CHECK(holder_budget != defaults.holder_budget);
 }
 
 TEST_CASE("recordedOptions names the option that is missing, of the wrong type or unknown") {

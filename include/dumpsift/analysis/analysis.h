@@ -7,6 +7,7 @@
 #include "dumpsift/heap/unclaimed.h"
 #include "dumpsift/heap/walk.h"
 #include "dumpsift/heap/walker.h"
+#include "dumpsift/holders/holders.h"
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/support/diagnostics.h"
 
@@ -35,6 +36,12 @@ struct AnalyzeOptions {
   /// The whole run's sniffing budget (SniffBudget): bytes the gzip and zlib sniffers may inflate
   /// in the region scan and in the buffers that need more than kFirstPassInflate each.
   uint64_t inflate_budget = 128ull << 20;
+  /// Who holds each buffer (--holders, --module-path; docs/holders.md): the mode, the directories
+  /// searched for module files, and the budget of blocks and references.
+  HoldersMode holders = HoldersMode::Chains;
+  std::vector<std::string> module_paths;
+  bool module_files = true; // read module files for names (--no-module-files: the dump only)
+  uint64_t holder_budget = kDefaultHolderBudget;
 };
 
 /// Inflated output each buffer's first sniff may produce (all buffers on all threads); a buffer
@@ -85,6 +92,8 @@ struct Analysis {
   std::vector<SizeGroup> groups;         // by total bytes, largest first
   std::vector<UnclaimedRange> unclaimed; // memory no walker claims (see unclaimedRanges)
   std::vector<Finding> findings;
+  /// Who holds each buffer: holders.buffers[i] is buffers[i]'s (empty with --holders none).
+  Holders holders;
   uint64_t allocations_seen = 0; // every allocation the walkers reported
   Diagnostics diagnostics;       // walker and sniffer warnings (the snapshot keeps its own)
 };
