@@ -142,3 +142,30 @@ TEST_CASE("holders: every buffer of a live program under jemalloc gets its holde
   REQUIRE(core != nullptr);
   checkManifest(core->manifest, buffersByAddress(".", "'" + core->path + "'"), true);
 }
+
+TEST_CASE("holders: the story names the holder of its aws-chunked and JPEG buffers: its global "
+          "array keep") {
+  if (!gcoreOrSkipped())
+    return;
+  const std::string dir = scratchDir("holders_live_story");
+  LiveProcess process(fixtureProgram("story"));
+  process.gcore(dir + "/story.core");
+  const std::map<std::string, json> buffers = buffersByAddress(dir, "story.core");
+  unsigned checked = 0;
+  for (const json &line : process.manifest()) {
+    if (!line.contains("kind") || (line["kind"] != "aws-chunked" && line["kind"] != "jpeg"))
+      continue;
+    INFO(line.dump());
+    auto it = buffers.find(line["address"].get<std::string>());
+    REQUIRE(it != buffers.end());
+    const json &b = it->second;
+    CHECK(b["verdict"] == "anchored");
+    CHECK(b["anchor"] == "global");
+    REQUIRE(!b["holders"].empty());
+    CHECK(b["holders"][0]["kind"] == "global");
+    CHECK(b["holders"][0]["module"] == "story");
+    CHECK(b["holders"][0]["symbol"] == "keep");
+    ++checked;
+  }
+  CHECK(checked >= 10);
+}
