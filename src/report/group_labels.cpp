@@ -1,6 +1,7 @@
 // Words for an analysis shared by the text summary and the HTML report (group_labels.h).
 #include "group_labels.h"
 
+#include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
 #include "dumpsift/support/terminal_text.h"
 
@@ -9,6 +10,31 @@
 namespace dumpsift::detail {
 
 namespace {
+
+/// A holder in words: "+0x10 of a `ChunkedUploader` allocation", "global `g_buffer`", ...
+std::string holderWords(const Holder &h, bool with_offset) {
+  const std::string offset = with_offset ? "+" + hexAddress(h.offset()) + " of " : "";
+  switch (h.kind) {
+  case HolderKind::Heap:
+    if (!h.class_name.empty())
+      return offset + "`" + h.class_name.str() + "` allocations";
+    if (h.block_size)
+      return offset + std::to_string(h.block_size) + "-byte allocations";
+    return "objects of the " + h.walker.str() + " heap it does not list";
+  case HolderKind::Stack:
+    return "the stack of thread " + std::to_string(h.thread);
+  case HolderKind::Register:
+    return "register " + h.register_name.str() + " of thread " + std::to_string(h.thread);
+  case HolderKind::Global:
+    return "global `" +
+           (h.symbol.empty() ? h.module.str() + "+" + hexAddress(h.symbol_offset)
+                             : h.symbol.str()) +
+           "` (" + h.module.str() + ")";
+  case HolderKind::Other:
+    return "other writable memory";
+  }
+  return "";
+}
 
 // "12 truncated", "payload jpeg": what the members of one kind have in common.
 std::string kindQualifiers(const Analysis &analysis, const SizeGroup &group, ContentKind kind) {
@@ -114,6 +140,25 @@ std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
       out += " (" + q + ")";
   }
   return out;
+}
+
+std::string holdersSentence(const GroupHolders &s) {
+  std::string text;
+  if (s.holder)
+    text = std::to_string(s.held_alike) + " of " + std::to_string(s.members) + " held at " +
+           holderWords(*s.holder,
+                       s.holder->kind == HolderKind::Heap && s.holder->block_size && s.same_offset);
+  else
+    text = "nothing holds " + std::string(s.members == 1 ? "it" : "them");
+  // A root that is the holder itself (a global, a stack, a register) is not said twice.
+  if (s.root && !(s.holder && s.holder->kind != HolderKind::Heap &&
+                  holderWords(*s.holder, false) == holderWords(*s.root, false)))
+    text += ", anchored from " + holderWords(*s.root, false);
+  std::string verdicts;
+  for (const auto &[verdict, count] : s.verdicts)
+    verdicts +=
+        (verdicts.empty() ? "" : ", ") + std::to_string(count) + " " + verdictName(verdict).str();
+  return text + " (" + verdicts + ")";
 }
 
 } // namespace dumpsift::detail

@@ -1,5 +1,6 @@
 // Words for an analysis that the text summary and the HTML report both print: the dump in one
-// line, the heaps in one line, a size group's size label and its kinds with their qualifiers.
+// line, the heaps in one line, a size group's size label, its kinds with their qualifiers and what
+// holds its buffers.
 #pragma once
 
 #include "dumpsift/analysis/analysis.h"
@@ -26,5 +27,9 @@ std::string sizeLabel(const Analysis &analysis, const SizeGroup &g);
 /// "jpeg x12 (12 truncated), aws-chunked x12 (payload jpeg 10, none 2; 2 with final chunk)": the
 /// kinds of a group, in words.
 std::string describeKinds(const Analysis &analysis, const SizeGroup &group);
+
+/// "17 of 17 held at +0x10 of `ChunkedUploader` allocations, anchored from global `g_uploader`
+/// (app)", "nothing holds them": a group's holders (summarizeHolders) in one sentence.
+std::string holdersSentence(const GroupHolders &summary);
 
 } // namespace dumpsift::detail

@@ -2,6 +2,7 @@
 #include "dumpsift/report/report.h"
 #include "dumpsift/support/hex.h"
 #include "dumpsift/support/version.h"
+#include "group_labels.h"
 #include "json_values.h"
 
 #include <variant>
@@ -50,31 +51,6 @@ Json holderJson(const Holder &h) {
   return j;
 }
 
-/// A holder in words: "+0x10 of a `ChunkedUploader` allocation", "global `g_buffer`", ...
-std::string holderWords(const Holder &h, bool with_offset) {
-  const std::string offset = with_offset ? "+" + hexAddress(h.offset()) + " of " : "";
-  switch (h.kind) {
-  case HolderKind::Heap:
-    if (!h.class_name.empty())
-      return offset + "`" + h.class_name.str() + "` allocations";
-    if (h.block_size)
-      return offset + std::to_string(h.block_size) + "-byte allocations";
-    return "objects of the " + h.walker.str() + " heap it does not list";
-  case HolderKind::Stack:
-    return "the stack of thread " + std::to_string(h.thread);
-  case HolderKind::Register:
-    return "register " + h.register_name.str() + " of thread " + std::to_string(h.thread);
-  case HolderKind::Global:
-    return "global `" +
-           (h.symbol.empty() ? h.module.str() + "+" + hexAddress(h.symbol_offset)
-                             : h.symbol.str()) +
-           "` (" + h.module.str() + ")";
-  case HolderKind::Other:
-    return "other writable memory";
-  }
-  return "";
-}
-
 /// The holders summary of group `g`.
 Json groupHoldersJson(const Analysis &analysis, const SizeGroup &g) {
   const GroupHolders s = summarizeHolders(analysis.holders, g.members);
@@ -83,23 +59,16 @@ Json groupHoldersJson(const Analysis &analysis, const SizeGroup &g) {
   for (const auto &[verdict, count] : s.verdicts)
     verdicts[verdictName(verdict).str()] = count;
   j["verdicts"] = std::move(verdicts);
-  std::string text;
   if (s.holder) {
     j["holder"] = holderJson(*s.holder);
     j["held_alike"] = s.held_alike;
     j["same_offset"] = s.same_offset;
-    text = std::to_string(s.held_alike) + " of " + std::to_string(s.members) + " held at " +
-           holderWords(*s.holder,
-                       s.holder->kind == HolderKind::Heap && s.holder->block_size && s.same_offset);
-  } else {
-    text = "nothing holds " + std::string(s.members == 1 ? "it" : "them");
   }
   if (s.root) {
     j["root"] = holderJson(*s.root);
     j["rooted_alike"] = s.rooted_alike;
-    text += ", anchored from " + holderWords(*s.root, false);
   }
-  j["summary"] = text;
+  j["summary"] = holdersSentence(s);
   return j;
 }
 

@@ -114,6 +114,21 @@ void writeSummaryText(const Snapshot &snapshot, const Analysis &analysis, const 
     if (any_truncated)
       out << "(truncated: the content goes on past the end of its buffer, which holds only its "
              "start)\n";
+    // What holds the buffers of the groups in the table (docs/holders.md), one line each.
+    if (analysis.holders.run.requested != HoldersMode::None) {
+      out << "\nheld by"
+          << (analysis.holders.run.reachability ? "" : " (reachability not computed)") << ":\n";
+      for (size_t i = 0; i < shown; ++i) {
+        const SizeGroup &g = analysis.groups[i];
+        std::string size = sizeLabel(analysis, g);
+        if (g.kind)
+          size += " " + kindName(*g.kind).str();
+        writeWrapped(
+            printable(size + ": " +
+                      detail::holdersSentence(summarizeHolders(analysis.holders, g.members))),
+            out);
+      }
+    }
   }
 
   // The table says what the groups hold; the notes say what it means. Findings come largest
