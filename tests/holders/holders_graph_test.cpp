@@ -53,7 +53,7 @@ std::unique_ptr<Run> runPass(FakeMemory &m,
 
 } // namespace
 
-TEST_CASE("holders: a global, a cycle no root reaches and nothing at all give their verdicts") {
+TEST_CASE("a global, a cycle no root reaches and nothing at all give their verdicts") {
   FakeMemory m;
   m.addRegion(kHeap, kHeapSize);
   m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
@@ -105,7 +105,7 @@ TEST_CASE("holders: a global, a cycle no root reaches and nothing at all give th
   CHECK(g.held_alike == 1);
 }
 
-TEST_CASE("holders: a region of words all pointing into one buffer is counted, not listed") {
+TEST_CASE("a region of words all pointing into one buffer is counted, not listed") {
   FakeMemory m;
   m.addRegion(kHeap, kHeapSize);
   m.addRegion(kOther, kOtherSize);
@@ -125,7 +125,7 @@ TEST_CASE("holders: a region of words all pointing into one buffer is counted, n
   }
 }
 
-TEST_CASE("holders: more references than the budget give direct holders only, with a warning") {
+TEST_CASE("more references than the budget give direct holders only, with a warning") {
   FakeMemory m;
   m.addRegion(kHeap, kHeapSize);
   // 256 small blocks, and one large block whose words point at them in turn (and cycle back).

@@ -96,8 +96,9 @@ void checkManifest(const std::vector<json> &manifest, const std::map<std::string
 
 } // namespace
 
-TEST_CASE("holders: every buffer of a live program under glibc gets its holder, class and "
-          "verdict") {
+TEST_CASE("every buffer of a live program under glibc gets its holder, class and "
+          "verdict",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   const std::string dir = scratchDir("holders_live_glibc");
@@ -111,8 +112,9 @@ TEST_CASE("holders: every buffer of a live program under glibc gets its holder, 
   CHECK(one.out == four.out);
 }
 
-TEST_CASE("holders: a stripped program's classes are named from its RTTI, its globals from the "
-          "unstripped file --module-path gives") {
+TEST_CASE("a stripped program's classes are named from its RTTI, its globals from the "
+          "unstripped file --module-path gives",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   const std::string dir = scratchDir("holders_live_stripped");
@@ -133,8 +135,9 @@ TEST_CASE("holders: a stripped program's classes are named from its RTTI, its gl
                 true);
 }
 
-TEST_CASE("holders: every buffer of a live program under jemalloc gets its holder, class and "
-          "verdict") {
+TEST_CASE("every buffer of a live program under jemalloc gets its holder, class and "
+          "verdict",
+          "[live]") {
   if (!availableOrSkipped(canRunGcore() && std::filesystem::exists(kJemallocLibrary),
                           "gcore or " + std::string(kJemallocLibrary) + " is missing"))
     return;
@@ -143,8 +146,9 @@ TEST_CASE("holders: every buffer of a live program under jemalloc gets its holde
   checkManifest(core->manifest, buffersByAddress(".", "'" + core->path + "'"), true);
 }
 
-TEST_CASE("holders: the story names the holder of its aws-chunked and JPEG buffers: its global "
-          "array keep") {
+TEST_CASE("the story names the holder of its aws-chunked and JPEG buffers: its global "
+          "array keep",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   const std::string dir = scratchDir("holders_live_story");
