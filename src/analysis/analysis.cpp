@@ -416,6 +416,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   });
   sniffAll(memory, analysis.buffers, options.threads, options.full_hash, run_budget,
            options.inflate_budget, analysis.diagnostics, progress);
+  // What large free blocks held before they were freed, found the way the region scan finds it.
+  scanFreeBlocks(memory, analysis.buffers, options, run_budget);
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 

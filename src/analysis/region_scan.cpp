@@ -330,4 +330,22 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
   progress(phase, total, total);
 }
 
+void scanFreeBlocks(const AddressSpace &memory, std::vector<Buffer> &buffers,
+                    const AnalyzeOptions &options, SniffBudget &budget) {
+  const SniffBudget::Use use(budget);
+  for (Buffer &b : buffers) {
+    if (b.allocation.state != AllocState::Free || b.payloadSize() < kStaleScanMinBytes)
+      continue;
+    const uint64_t start = b.payloadAddress();
+    const uint64_t run = memory.capturedRunFrom(start, b.payloadSize());
+    const uint8_t *p = run ? memory.tryView(start, run) : nullptr;
+    if (!p)
+      continue;
+    scanBytes(start, llvm::ArrayRef<uint8_t>(p, run), options, [&](Buffer hit) {
+      b.stale_content.push_back(
+          {hit.allocation.address - start, hit.allocation.size, hit.content.kind, hit.estimated});
+    });
+  }
+}
+
 } // namespace dumpsift

@@ -35,4 +35,13 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
                    Diagnostics &diags, ProgressFn progress,
                    const std::function<void(Buffer)> &emit);
 
+/// Scans the captured payload of every free block of kStaleScanMinBytes or more among `buffers`
+/// (those a walker reported free) for content with a strong signature, as scanUnclaimed scans
+/// unclaimed memory (the hits of at least options.min_size, each with its extent), and records
+/// each hit in the block's stale_content at its offset from the payload start. The sniffers draw
+/// on `budget`, the blocks taken in address order. A block's own bookkeeping at its start (free
+/// list links) holds no signature, so a hit is what the block held before it was freed.
+void scanFreeBlocks(const AddressSpace &memory, std::vector<Buffer> &buffers,
+                    const AnalyzeOptions &options, SniffBudget &budget);
+
 } // namespace dumpsift
