@@ -14,8 +14,8 @@
 using namespace dumpsift;
 using namespace dumpsift::test;
 
-TEST_CASE(
-    "analyze: stale JPEGs and aws-chunked frames inside free glibc blocks, at their offsets") {
+TEST_CASE("analyze: stale JPEGs and aws-chunked frames inside free glibc blocks, at their offsets",
+          "[live]") {
   if (!gcoreOrSkipped())
     return;
   LiveProcess process(fixtureProgram("stale_free"));
