@@ -171,6 +171,10 @@ struct WalkerTraits {
   RequestRange (*requests)(const Allocation &block) = nullptr;
   /// The sizes at which it serves requests another way, in the order a finding names them.
   std::vector<SizeThreshold> thresholds;
+  /// It reads the native heap of the operating systems it reads, the one HeapAlloc and the C
+  /// runtime's malloc draw on (the NT heap on Windows): where no such walker walked a heap on
+  /// Windows, the analysis says the region scan stood in for it.
+  bool native_heap = false;
 };
 
 /// How to walk.
