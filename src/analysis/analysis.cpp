@@ -371,19 +371,28 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   analysis.buffers = std::move(kept.rows);
   analysis.allocations_seen = kept.seen;
 
-  // Windows processes allocate natively from the NT heap or the segment heap, which no walker
-  // reads yet (docs/heap-windows.md): the region scan stands in for it, and the report says so.
-  const bool native_heap_unwalked = memory.snapshot().system.os == Os::Windows;
-  if (native_heap_unwalked)
+  // Windows processes allocate natively from the NT heap or the segment heap. Private memory no
+  // walker claims (VirtualAlloc'd blocks; heaps no walker read: segment heaps, Wine's, NT heaps
+  // the dump does not hold whole) is scanned as docs/heap-windows.md says, and where no walker
+  // of the native heap walked any, the report says that the region scan stood in for it.
+  const bool windows = memory.snapshot().system.os == Os::Windows;
+  const bool native_heap_walked =
+      std::any_of(analysis.heaps.begin(), analysis.heaps.end(), [](const HeapWalkResult &h) {
+        const HeapWalker *walker = findHeapWalker(h.walker);
+        return walker && walker->traits().native_heap && !h.areas.empty();
+      });
+  if (windows && !native_heap_walked)
     analysis.diagnostics.warn(
         "windows native heaps",
         options.region_scan
-            ? "no NT heap or segment heap walker ran (none exists yet): HeapAlloc'd memory was "
-              "covered only by the region scan of captured private memory, which finds content "
-              "with a strong signature, whole private allocations (their size the committed "
-              "pages') and runs of zeros or high-entropy bytes (their extents estimated)"
-            : "no NT heap or segment heap walker ran (none exists yet) and the region scan is "
-              "off: HeapAlloc'd memory was not examined");
+            ? "no NT heap was walked (none found in the captured memory, or the segment heap, "
+              "which no walker reads): HeapAlloc'd memory was covered only by the region scan "
+              "of captured private memory, which finds content with a strong signature, whole "
+              "private allocations (their size the committed pages') and runs of zeros or "
+              "high-entropy bytes (their extents estimated)"
+            : "no NT heap was walked (none found in the captured memory, or the segment heap, "
+              "which no walker reads) and the region scan is off: HeapAlloc'd memory was not "
+              "examined");
 
   // 2. Memory no walker claims: find content by signature.
   std::vector<HeapArea> claimed;
@@ -397,8 +406,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   if (options.region_scan) {
     memory.adviseAccess(AddressSpace::Access::Sequential); // every byte, front to back
     auto normal = llvm::make_scope_exit([&] { memory.adviseAccess(AddressSpace::Access::Normal); });
-    scanUnclaimed(memory, analysis.unclaimed, options, native_heap_unwalked, run_budget,
-                  analysis.diagnostics, progress, [&](Buffer b) {
+    scanUnclaimed(memory, analysis.unclaimed, options, windows, run_budget, analysis.diagnostics,
+                  progress, [&](Buffer b) {
                     if (detail::passesSizeAndState(options, b.allocation))
                       analysis.buffers.push_back(std::move(b));
                   });
@@ -410,6 +419,8 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   });
   sniffAll(memory, analysis.buffers, options.threads, options.full_hash, run_budget,
            options.inflate_budget, analysis.diagnostics, progress);
+  // What large free blocks held before they were freed, found the way the region scan finds it.
+  scanFreeBlocks(memory, analysis.buffers, options, run_budget);
   if (!options.kinds.empty())
     std::erase_if(analysis.buffers, [&](const Buffer &b) { return !passesKind(options, b); });
 

@@ -279,7 +279,7 @@ void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, u
 } // namespace
 
 void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange> &ranges,
-                   const AnalyzeOptions &options, bool native_heap_unwalked, SniffBudget &budget,
+                   const AnalyzeOptions &options, bool windows_private, SniffBudget &budget,
                    Diagnostics &diags, ProgressFn progress,
                    const std::function<void(Buffer)> &emit) {
   const SniffBudget::Use use(budget);
@@ -300,7 +300,7 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
     const llvm::ArrayRef<uint8_t> bytes(p, r.size);
     hits.clear();
     scanBytes(r.start, bytes, options, [&](Buffer b) { hits.push_back(std::move(b)); });
-    if (!native_heap_unwalked) {
+    if (!windows_private) {
       for (Buffer &b : hits)
         emit(std::move(b));
     } else if (hits.empty() && holdsOneAllocation(memory.snapshot(), r, bytes)) {
@@ -328,6 +328,24 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
                    " gzip/zlib candidates from there on were inflated only in part (status "
                    "\"budget\") or not at all (not reported)");
   progress(phase, total, total);
+}
+
+void scanFreeBlocks(const AddressSpace &memory, std::vector<Buffer> &buffers,
+                    const AnalyzeOptions &options, SniffBudget &budget) {
+  const SniffBudget::Use use(budget);
+  for (Buffer &b : buffers) {
+    if (b.allocation.state != AllocState::Free || b.payloadSize() < kStaleScanMinBytes)
+      continue;
+    const uint64_t start = b.payloadAddress();
+    const uint64_t run = memory.capturedRunFrom(start, b.payloadSize());
+    const uint8_t *p = run ? memory.tryView(start, run) : nullptr;
+    if (!p)
+      continue;
+    scanBytes(start, llvm::ArrayRef<uint8_t>(p, run), options, [&](Buffer hit) {
+      b.stale_content.push_back(
+          {hit.allocation.address - start, hit.allocation.size, hit.content.kind, hit.estimated});
+    });
+  }
 }
 
 } // namespace dumpsift

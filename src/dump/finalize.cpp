@@ -119,7 +119,8 @@ bool hasGuardBelow(const std::vector<Region> &regions, size_t i) {
 /// - a region inside a thread's stack range as the dump gives it (a minidump's thread list or
 ///   TEB), and the region holding its stack pointer when that lies in the range;
 /// - a region holding a thread's stack pointer with a guard right below it (hasGuardBelow);
-/// - on Windows, the region holding a thread's stack pointer.
+/// - on Windows, the region holding a thread's stack pointer;
+/// - a WOW64 thread's 64-bit stack, by its range and its stack pointer.
 /// A dump that shows neither the initial stack (no auxiliary vector) nor stack ranges does not say
 /// enough to tell stacks from heaps: there every region holding a stack pointer is a stack. Only
 /// anonymous and unclassified regions change class. Stack ranges are merged first, so the work is
@@ -157,6 +158,14 @@ void markThreadStacks(Snapshot &snapshot) {
     RegionSource source;
   };
   std::vector<Span> spans;
+  for (const Thread &t : snapshot.threads) {
+    // A WOW64 thread's 64-bit stack is a stack too, beside the 32-bit one the rest is about.
+    if (t.wow64_stack_end > t.wow64_stack_start)
+      spans.push_back({t.wow64_stack_start, t.wow64_stack_end, RegionSource::Teb});
+    const size_t i = regionIndex(regions, t.wow64_stack_pointer);
+    if (t.wow64_stack_pointer && i != regions.size())
+      mark(regions[i], RegionSource::StackPointer);
+  }
   for (Thread &t : snapshot.threads) {
     const bool range_known = t.stack_end > t.stack_start;
     if (range_known)

@@ -8,16 +8,17 @@
 // - thread stacks: each thread's stack descriptor, else (Windows) the bounds in its TEB;
 // - process: MiscInfo and LinuxProcStatus (pid), LinuxProcStatus (name), LinuxCMDLine, LinuxAuxv.
 //
-// MemoryInfoList policy: MEM_FREE entries are not regions. MEM_RESERVE entries are regions with no
-// permissions and nothing captured (address space the process holds but cannot touch, like a
-// PROT_NONE line in /proc/PID/maps); they are class Image when the reservation is MEM_IMAGE or
-// MEM_MAPPED and Other otherwise. Committed MEM_IMAGE and MEM_MAPPED regions are Image; committed
-// writable MEM_PRIVATE regions are Anonymous (the heap candidates on Windows; finalizeSnapshot
-// turns the ones that hold a thread's stack pointer or lie inside its stack into Stack); other
-// committed ones are Other.
-// When a LinuxMaps line covers exactly the same range it decides the class and the backing file
-// instead (Linux writers mark file mappings MEM_PRIVATE). Image regions inside a module's range
-// take the module's path as their backing file when nothing better is known.
+// MemoryInfoList policy: MEM_FREE entries are not regions, nor is a WOW64 process's reservation of
+// the address space above 4 GiB (a MEM_RESERVE private entry there). MEM_RESERVE entries are
+// regions with no permissions and nothing captured (address space the process holds but cannot
+// touch, like a PROT_NONE line in /proc/PID/maps); they are class Image when the reservation is
+// MEM_IMAGE or MEM_MAPPED and Other otherwise. Committed MEM_IMAGE and MEM_MAPPED regions are
+// Image; committed writable MEM_PRIVATE regions are Anonymous (the heap candidates on Windows;
+// finalizeSnapshot turns the ones that hold a thread's stack pointer or lie inside its stack into
+// Stack); other committed ones are Other. When a LinuxMaps line covers exactly the same range it
+// decides the class and the backing file instead (Linux writers mark file mappings MEM_PRIVATE).
+// Image regions inside a module's range take the module's path as their backing file when nothing
+// better is known.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/support/hex.h"
 #include "minidump_streams.h"
@@ -102,13 +103,18 @@ Region regionFromMaps(const mdmp::MapsEntry &e) {
 // Regions from MemoryInfoList entries (policy in the file comment). `maps` (sorted by start) may
 // be empty.
 std::vector<Region> regionsFromMemoryInfo(const std::vector<mdmp::MemoryInfoEntry> &entries,
-                                          const std::vector<mdmp::MapsEntry> &maps,
+                                          const std::vector<mdmp::MapsEntry> &maps, bool wow64,
                                           Diagnostics &diags) {
   std::vector<Region> regions;
   regions.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const mdmp::MemoryInfoEntry &e = entries[i];
     if (e.size == 0 || (e.state & mdmp::kMemFree))
+      continue;
+    // A WOW64 process's reservation of the 64-bit address space (128 TiB that keep 64-bit
+    // allocations out of the 32-bit program's way) is address space nothing uses: no region.
+    if (wow64 && (e.state & mdmp::kMemReserve) && !(e.state & mdmp::kMemCommit) &&
+        !(e.type & (mdmp::kMemImage | mdmp::kMemMapped)) && e.base + e.size > (uint64_t(1) << 32))
       continue;
     if (e.base + e.size < e.base) {
       diags.warn("MemoryInfoList entry " + std::to_string(i),
@@ -161,9 +167,12 @@ std::vector<Region> regionsFromCapture(const std::vector<MemoryRange> &memory,
   cuts.reserve(2 * (modules.size() + threads.size()));
   for (const Module &m : modules)
     cuts.insert(cuts.end(), {m.start, m.end});
-  for (const Thread &t : threads)
+  for (const Thread &t : threads) {
     if (t.stack_end > t.stack_start)
       cuts.insert(cuts.end(), {t.stack_start, t.stack_end});
+    if (t.wow64_stack_end > t.wow64_stack_start)
+      cuts.insert(cuts.end(), {t.wow64_stack_start, t.wow64_stack_end});
+  }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
 
@@ -211,6 +220,56 @@ std::optional<std::pair<uint64_t, uint64_t>> stackFromTeb(const AddressSpace &me
   if (self != teb || limit >= base)
     return std::nullopt;
   return std::make_pair(limit, base);
+}
+
+// The process environment block a thread's TEB names (+0x60 in a 64-bit TEB, +0x30 in a 32-bit
+// one), when the TEB is captured and its NT_TIB.Self points back at it; nullopt otherwise.
+std::optional<uint64_t> pebFromTeb(const AddressSpace &memory, uint64_t teb,
+                                   unsigned pointer_size) {
+  if (teb == 0 || (pointer_size != 4 && pointer_size != 8))
+    return std::nullopt;
+  const bool wide = pointer_size == 8;
+  const std::optional<uint64_t> self =
+      wide ? memory.readU64(teb + 0x30) : std::optional<uint64_t>(memory.readU32(teb + 0x18));
+  const std::optional<uint64_t> peb =
+      wide ? memory.readU64(teb + 0x60) : std::optional<uint64_t>(memory.readU32(teb + 0x30));
+  if (self != teb || !peb || *peb == 0)
+    return std::nullopt;
+  return peb;
+}
+
+// The distance from a WOW64 thread's 64-bit TEB to its 32-bit one (Windows 7 to 11), whose
+// address the 64-bit TEB's NT_TIB.ExceptionList holds.
+constexpr uint64_t kWow64Teb32Offset = 0x2000;
+
+// A WOW64 thread: its 64-bit stack and stack pointer move to the wow64_ fields; its 32-bit TEB
+// (named by the 64-bit TEB's first word and at kWow64Teb32Offset from it, or pointing back at
+// itself) gives the 32-bit PEB and stack bounds when the dump holds it. The 32-bit stack pointer
+// is the start of the thread's stack descriptor, which lies below 4 GiB and does not hold the
+// 64-bit stack pointer: Windows' minidump writers save a stack from its stack pointer up (the
+// 32-bit context itself lies in the 64-bit TEB's TLS slot 1, which is not read).
+void readWow64Thread(const AddressSpace &memory, Thread &t, ProcessInfo &process) {
+  t.wow64_stack_pointer = t.stack_pointer;
+  if (auto stack = stackFromTeb(memory, t.teb, 8)) {
+    std::tie(t.wow64_stack_start, t.wow64_stack_end) = *stack;
+  }
+  const bool descriptor_is_32bit =
+      t.stack_source == RegionSource::ThreadList && t.stack_end <= (uint64_t(1) << 32) &&
+      (t.stack_pointer < t.stack_start || t.stack_pointer >= t.stack_end);
+  if (descriptor_is_32bit)
+    t.stack_pointer = t.stack_start;
+  const std::optional<uint64_t> named = t.teb ? memory.readU64(t.teb) : std::nullopt;
+  if (named && *named != 0 && *named < (uint64_t(1) << 32) &&
+      (*named == t.teb + kWow64Teb32Offset || memory.readU32(*named + 0x18) == *named))
+    t.teb32 = *named;
+  if (!t.teb32)
+    return;
+  if (std::optional<uint64_t> peb32 = pebFromTeb(memory, t.teb32, 4); peb32 && !process.peb32)
+    process.peb32 = *peb32;
+  if (auto stack = stackFromTeb(memory, t.teb32, 4)) {
+    std::tie(t.stack_start, t.stack_end) = *stack;
+    t.stack_source = RegionSource::Teb;
+  }
 }
 
 } // namespace
@@ -321,16 +380,27 @@ llvm::Error readMinidump(Snapshot &snapshot) {
   normalizeMemory(memory, diags);
   snapshot.memory = memory;
 
-  // A thread without a stack descriptor (the thread that wrote the dump, in Wine's and some
-  // Windows full-memory dumps) still has its stack bounds in its TEB when the dump holds it.
+  // Windows: the TEBs give the PEB, and a thread without a stack descriptor (the thread that wrote
+  // the dump, in Wine's and some Windows full-memory dumps) still has its stack bounds in its TEB
+  // when the dump holds it. A 64-bit dump of a process that loaded wow64.dll is of a WOW64
+  // process, whose threads have a 32-bit TEB and stack beside the 64-bit ones (readWow64Thread).
   if (snapshot.system.os == Os::Windows) {
+    static constexpr ModuleName kWow64[] = {{"wow64.dll", ModuleName::Match::AnyCase}};
+    snapshot.system.wow64 =
+        snapshot.system.pointer_size == 8 && snapshot.findModule(kWow64).has_value();
     AddressSpace captured(snapshot);
-    for (Thread &t : snapshot.threads)
+    for (Thread &t : snapshot.threads) {
+      if (!snapshot.process.peb)
+        snapshot.process.peb =
+            pebFromTeb(captured, t.teb, snapshot.system.pointer_size).value_or(0);
+      if (snapshot.system.wow64)
+        readWow64Thread(captured, t, snapshot.process);
       if (t.stack_end == 0)
         if (auto stack = stackFromTeb(captured, t.teb, snapshot.system.pointer_size)) {
           std::tie(t.stack_start, t.stack_end) = *stack;
           t.stack_source = RegionSource::Teb;
         }
+    }
   }
 
   // Regions: MemoryInfoList, else LinuxMaps, else the captured ranges.
@@ -344,7 +414,7 @@ llvm::Error readMinidump(Snapshot &snapshot) {
   if (const mdmp::Stream *s = dir->find(mdmp::kMemoryInfoList))
     info = mdmp::parseMemoryInfoList(*s, diags);
   if (info) {
-    snapshot.regions = regionsFromMemoryInfo(*info, maps, diags);
+    snapshot.regions = regionsFromMemoryInfo(*info, maps, snapshot.system.wow64, diags);
   } else if (!maps.empty()) {
     snapshot.regions.reserve(maps.size());
     for (const mdmp::MapsEntry &e : maps)

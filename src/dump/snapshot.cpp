@@ -1,6 +1,7 @@
 #include "dumpsift/dump/snapshot.h"
 
 #include "dumpsift/support/error.h"
+#include "dumpsift/support/hex.h"
 #include "readers.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -187,6 +188,71 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(llvm::StringRef path) {
 /// microdump's BEGIN line (a log holds other lines before it).
 constexpr size_t kMicrodumpSearchBytes = 64 * 1024;
 
+namespace {
+
+/// What a Windows kernel crash dump's DumpType (DUMP_HEADER64 +0xF98) says it holds.
+llvm::StringRef kernelDumpType(uint32_t type) {
+  switch (type) {
+  case 1:
+    return "complete memory dump";
+  case 2:
+    return "kernel memory dump";
+  case 3:
+    return "header only";
+  case 4:
+    return "small memory (triage) dump";
+  case 5:
+    return "complete memory dump, bitmap";
+  case 6:
+    return "kernel memory dump, bitmap";
+  default:
+    return "";
+  }
+}
+
+/// The name of a dump format that holds no process, or a process in a format dumpsift does not
+/// read, told by its magic ("a Windows kernel crash dump (PAGEDU64, ...)"); nullopt for any other
+/// file. Sources: the DUMP_HEADER layouts of rizin's librz/bin/format/dmp (PAGEDU64, DumpType at
+/// +0xF98, BugCheckCode at +0x38, the build in MinorVersion at +0xC), the Windows Research
+/// Kernel's USERMODE_CRASHDUMP signatures, makedumpfile's and LiME's headers.
+std::optional<std::string> foreignDumpName(llvm::StringRef bytes) {
+  auto u32 = [&](size_t at) -> std::optional<uint32_t> {
+    if (bytes.size() < at + 4)
+      return std::nullopt;
+    return llvm::support::endian::read32le(bytes.data() + at);
+  };
+  if (bytes.startswith("PAGEDU64") || bytes.startswith("PAGEDUMP")) {
+    const bool wide = bytes.startswith("PAGEDU64");
+    std::string what = wide ? "PAGEDU64, 64-bit" : "PAGEDUMP, 32-bit";
+    if (std::optional<uint32_t> build = u32(12); build && *build != 0)
+      what += ", Windows build " + std::to_string(*build);
+    if (wide) {
+      if (std::optional<uint32_t> type = u32(0xF98); type && !kernelDumpType(*type).empty())
+        what += ", " + kernelDumpType(*type).str();
+      if (std::optional<uint32_t> bug_check = u32(0x38))
+        what += ", bug check " + hexAddress(*bug_check);
+    }
+    return "a Windows kernel crash dump (" + what + ")";
+  }
+  if (bytes.startswith("USERDU64") || bytes.startswith("USERDUMP"))
+    return std::string("an old-format Windows user-mode crash dump (") + bytes.take_front(8).str() +
+           ", written by userdump or Dr. Watson before minidumps)";
+  if (bytes.startswith("KDUMP   "))
+    return std::string("a Linux kernel crash dump (makedumpfile's compressed kdump format)");
+  if (bytes.startswith("DISKDUMP"))
+    return std::string("a Linux kernel crash dump (diskdump format)");
+  if (bytes.startswith("EMiL"))
+    return std::string("a LiME physical memory image (Linux)");
+  if (bytes.startswith("hibr") || bytes.startswith("HIBR") || bytes.startswith("wake") ||
+      bytes.startswith("WAKE") || bytes.startswith("RSTR"))
+    return std::string("a Windows hibernation file");
+  if (llvm::identify_magic(bytes) == llvm::file_magic::macho_core)
+    return std::string("a Mach-O core dump (macOS, iOS)");
+  return std::nullopt;
+}
+
+} // namespace
+
 llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryBuffer> buffer) {
   auto snapshot = std::make_unique<Snapshot>();
   snapshot->path = buffer->getBufferIdentifier().str();
@@ -219,6 +285,9 @@ llvm::Expected<std::unique_ptr<Snapshot>> openDump(std::unique_ptr<llvm::MemoryB
     if (bytes.take_front(kMicrodumpSearchBytes).contains("-----BEGIN BREAKPAD MICRODUMP-----"))
       return createError("a Breakpad microdump (text from a log), which dumpsift does not read: "
                          "it reads ELF core dumps and minidumps");
+    if (std::optional<std::string> name = foreignDumpName(bytes))
+      return createError(*name + ", which dumpsift does not read: it reads process dumps (ELF "
+                                 "core dumps and minidumps)");
     return createError("not a core dump or minidump (unrecognised magic)");
   }
   if (err)

@@ -7,6 +7,7 @@
 #include "managed/walkers.h"
 #include "mimalloc/mimalloc_walker.h"
 #include "musl/musl_walker.h"
+#include "ntheap/ntheap_walker.h"
 #include "tcmalloc/tcmalloc_walker.h"
 
 namespace dumpsift {
@@ -24,6 +25,7 @@ const std::vector<std::unique_ptr<HeapWalker>> &heapWalkers() {
     list.push_back(makeTcmallocWalker());
     list.push_back(makeHotSpotWalker());
     list.push_back(makeGoWalker());
+    list.push_back(makeNtHeapWalker());
     return list;
   }();
   return walkers;

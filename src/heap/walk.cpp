@@ -28,6 +28,16 @@ std::optional<std::string> refusal(const HeapWalker &walker, const Snapshot &sna
          (system.little_endian ? "little-endian" : "big-endian") + ", " + system.arch + ")";
 }
 
+/// The words of a warning about a walker that found nothing although the process maps `module`,
+/// a module of its allocator or runtime: what it did (`outcome`) and what that leaves unexamined.
+std::string foundNothing(const HeapWalker &walker, llvm::StringRef module,
+                         llvm::StringRef outcome) {
+  return fileName(module).str() + " is loaded, the " + walker.name().str() +
+         " walker's allocator or runtime, but " + outcome.str() +
+         ": its heap was not walked (not captured in this dump, or a build or layout the walker "
+         "does not read); the region scan covered what the dump holds of it";
+}
+
 } // namespace
 
 uint64_t walkableBytes(const AddressSpace &memory) {
@@ -56,18 +66,38 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
   };
   std::vector<LaneProgress> lanes(resolveThreads(threads));
   for (const std::unique_ptr<HeapWalker> &walker : heapWalkers()) {
-    if (!only.empty() && !llvm::is_contained(only, walker->name()))
+    const bool asked = llvm::is_contained(only, walker->name());
+    if (!only.empty() && !asked)
       continue;
+    // A walker asked for by name that does not run says why; one that finds none of its heaps, or
+    // whose walk fails, where its module is loaded says so too (below). A walk that succeeds with
+    // nothing says nothing: libc.so.6 is loaded where another allocator replaced malloc.
+    auto notApplied = [&](llvm::StringRef why) {
+      if (asked)
+        diags.warn(walker->name().str(), "asked for (--walker " + walker->name().str() +
+                                             ") but did not apply: " + why.str());
+    };
+    const std::optional<llvm::StringRef> module = snapshot.findModule(walker->traits().modules);
     const Platforms &platforms = walker->traits().platforms;
-    if (!platforms.readsOs(snapshot.system.os))
+    if (!platforms.readsOs(snapshot.system.os)) {
+      notApplied("it reads no " + osName(snapshot.system.os).str() + " process");
       continue;
+    }
     if (!platforms.readsWords(snapshot.system)) {
       if (std::optional<std::string> why = refusal(*walker, snapshot))
         diags.warn(walker->name().str(), *why);
+      else
+        notApplied("it reads " + platforms.wordsText() + " processes only");
       continue;
     }
-    if (!walker->detect(memory))
+    if (!walker->detect(memory)) {
+      if (module)
+        diags.warn(walker->name().str(),
+                   foundNothing(*walker, *module, "the walker found none of its heaps"));
+      else
+        notApplied("it found none of its heaps in this process");
       continue;
+    }
     const std::string phase = ("walking " + walker->name() + " heaps").str();
     progress(phase, 0, walkable);
     const auto index = static_cast<uint16_t>(results.size());
@@ -96,7 +126,10 @@ std::vector<HeapWalkResult> walkHeaps(const AddressSpace &memory,
         diags, walk_options);
     memory.releasePages(0, UINT64_MAX); // what the walk read stays in the page cache only
     if (!result) {
-      diags.warn(walker->name().str(), llvm::toString(result.takeError()));
+      const std::string why = llvm::toString(result.takeError());
+      diags.warn(walker->name().str(),
+                 module ? foundNothing(*walker, *module, "the walk found nothing (" + why + ")")
+                        : why);
       continue;
     }
     result->walker = walker->name().str();

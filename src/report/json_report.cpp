@@ -221,6 +221,16 @@ Json detail::bufferJson(const Analysis &analysis, const Buffer &b) {
     if (!m.heap_kind.empty())
       j["managed"]["heap_kind"] = m.heap_kind;
   }
+  if (!b.stale_content.empty()) {
+    Json stale = Json::array();
+    for (const StaleContent &c : b.stale_content) {
+      Json cj{{"offset", c.offset}, {"length", c.length}, {"kind", kindName(c.kind).str()}};
+      if (c.estimated)
+        cj["length_estimated"] = true;
+      stale.push_back(std::move(cj));
+    }
+    j["stale_content"] = std::move(stale);
+  }
   return j;
 }
 

@@ -490,6 +490,75 @@ TEST_CASE("minidump: hand-made Windows dump puts every field where it belongs") 
   CHECK(as.classify(0x5000) == Fault::Unmapped);     // free
 }
 
+TEST_CASE("minidump: a WOW64 process's 32-bit stacks, both PEBs and no 64-bit reservation") {
+  // A 32-bit process on 64-bit Windows as a 64-bit dbghelp writes it: AMD64 system and contexts,
+  // wow64.dll loaded, the thread's stack descriptor its 32-bit stack from the stack pointer up.
+  // The 64-bit TEB (NT_TIB: +0 ExceptionList, +8 StackBase, +0x10 StackLimit, +0x30 Self; +0x60
+  // ProcessEnvironmentBlock) names the 32-bit TEB two pages on (NT_TIB32: +4 StackBase,
+  // +8 StackLimit, +0x18 Self; +0x30 ProcessEnvironmentBlock).
+  constexpr uint64_t teb = 0x7efdb000, teb32 = teb + 0x2000, peb = 0x7efdf000, peb32 = 0x7efde000;
+  test::ByteWriter tebs;
+  tebs.zeros(0x3000);
+  tebs.put(0x0, teb32, 8).put(0x8, 0x1d0000, 8).put(0x10, 0x1cc000, 8).put(0x30, teb, 8);
+  tebs.put(0x60, peb, 8);
+  tebs.put(0x2004, 0x340000, 4).put(0x2008, 0x33d000, 4).put(0x2018, teb32, 4);
+  tebs.put(0x2030, peb32, 4);
+  MdmpWriter w(6);
+  const uint32_t tebs_rva = w.blob(tebs.bytes);
+  const uint32_t stack32_rva = w.blob(pattern(0x3b8, 0x20));
+  const uint32_t stack64_rva = w.blob(pattern(0x2000, 0x30));
+  const uint32_t ctx_rva = w.blob(amd64Context(0x1ceae0));
+  const uint32_t exe_rva = w.blob(mdString("C:\\Windows\\SysWOW64\\notepad.exe"));
+  const uint32_t wow64_rva = w.blob(mdString("C:\\Windows\\System32\\wow64.dll"));
+  test::ByteWriter threads;
+  threads.u32(1).u32(9).u32(0).u32(0).u32(0).u64(teb).u64(0x33fc48).u32(0x3b8).u32(stack32_rva);
+  threads.u32(1232).u32(ctx_rva);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+  w.stream(ThreadListType, threads.bytes);
+  w.stream(ModuleListType, moduleList({{0x240000, 0x30000, exe_rva, 0, 0},
+                                       {0x75380000, 0x3f000, wow64_rva, 0, 0}}));
+  w.stream(MemoryListType, memoryList({{teb, 0x3000, tebs_rva}}));
+  w.stream(Memory64ListType, memory64List(1, stack64_rva, {{0x1ce000, 0x2000}}));
+  w.stream(MemoryInfoListType, memoryInfoList({
+                                   {0x1cc000, 0x2000, kReserve, 0, kPrivate},
+                                   {0x1ce000, 0x2000, kCommit, 0x04, kPrivate},
+                                   {0x33d000, 0x3000, kCommit, 0x04, kPrivate},
+                                   {0x7efdb000, 0x3000, kCommit, 0x04, kPrivate},
+                                   {0x100000000, 0x100000000, kReserve, 0, kPrivate},
+                                   {0x200000000, 0x1000, kCommit, 0x04, kPrivate},
+                                   {0x200001000, 0x7ffd00000000, kReserve, 0, kPrivate},
+                               }));
+  auto snap = mustOpen(w.finish());
+  INFO(warningsText(*snap));
+  CHECK(snap->system.wow64);
+  CHECK(snap->system.pointer_size == 8);
+  CHECK(snap->process.peb == peb);
+  CHECK(snap->process.peb32 == peb32);
+  REQUIRE(snap->threads.size() == 1);
+  const Thread &t = snap->threads[0];
+  CHECK(t.teb32 == teb32);
+  CHECK(t.stack_pointer == 0x33fc48); // the 32-bit one: where the descriptor starts
+  CHECK(t.stack_start == 0x33d000);   // the 32-bit TEB's bounds
+  CHECK(t.stack_end == 0x340000);
+  CHECK(t.stack_source == RegionSource::Teb);
+  CHECK(t.wow64_stack_pointer == 0x1ceae0);
+  CHECK(t.wow64_stack_start == 0x1cc000);
+  CHECK(t.wow64_stack_end == 0x1d0000);
+  const Region *stack32 = regionAt(*snap, 0x33d000);
+  REQUIRE(stack32);
+  CHECK(stack32->cls == RegionClass::Stack);
+  const Region *stack64 = regionAt(*snap, 0x1ce000);
+  REQUIRE(stack64);
+  CHECK(stack64->cls == RegionClass::Stack);
+  // Above 4 GiB only the committed page is a region: the reservations around it are not.
+  uint64_t above = 0;
+  for (const Region &r : snap->regions)
+    if (r.end() > (uint64_t(1) << 32))
+      above += r.size;
+  CHECK(above == 0x1000);
+  CHECK(regionAt(*snap, 0x200000000) != nullptr);
+}
+
 TEST_CASE("minidump: hand-made Linux dump reads LinuxMaps, status, cmdline and auxv") {
   MdmpWriter w(7);
   uint32_t heap_rva = w.blob(pattern(64, 1));
@@ -663,6 +732,40 @@ TEST_CASE("minidump: broken headers and directories give one-line errors") {
   test::ByteWriter cut;
   cut.u32(0x504d444d).u32(0xa793).u32(3).u32(32).u32(0).u32(0).u64(0).zeros(8);
   CHECK(errorOf(cut.bytes) == "stream directory at 0x20 is cut short by the end of the file");
+}
+
+TEST_CASE("dump formats that hold no process dumpsift reads are named in the refusal") {
+  // A real Windows kernel (bug check) minidump from a public repository
+  // (../shared/not-process-dumps/README.md): PAGEDU64, DumpType 4 at +0xF98, build 19041 at
+  // +0xC, bug check 0x50 (PAGE_FAULT_IN_NONPAGED_AREA) at +0x38.
+  const std::string kernel =
+      std::string(DUMPSIFT_SHARED_DIR) + "/not-process-dumps/win_kernel_minidump_pagedu64.dmp";
+  auto opened = openDump(kernel);
+  const bool opened_ok = static_cast<bool>(opened);
+  REQUIRE_FALSE(opened_ok);
+  CHECK(llvm::toString(opened.takeError()) ==
+        "a Windows kernel crash dump (PAGEDU64, 64-bit, Windows build 19041, small memory "
+        "(triage) dump, bug check 0x50), which dumpsift does not read: it reads process dumps "
+        "(ELF core dumps and minidumps)");
+  // Hand-laid headers of the other formats, from their magic alone.
+  auto refusal = [](llvm::StringRef magic) {
+    std::vector<uint8_t> bytes(magic.begin(), magic.end());
+    bytes.resize(64);
+    return errorOf(bytes);
+  };
+  CHECK(refusal("PAGEDUMP") == "a Windows kernel crash dump (PAGEDUMP, 32-bit), which dumpsift "
+                               "does not read: it reads process dumps (ELF core dumps and "
+                               "minidumps)");
+  CHECK(llvm::StringRef(refusal("USERDU64"))
+            .startswith("an old-format Windows user-mode crash dump (USERDU64"));
+  CHECK(llvm::StringRef(refusal("KDUMP   ")).startswith("a Linux kernel crash dump (makedumpfile"));
+  CHECK(llvm::StringRef(refusal("DISKDUMP")).startswith("a Linux kernel crash dump (diskdump"));
+  CHECK(llvm::StringRef(refusal("EMiL")).startswith("a LiME physical memory image"));
+  CHECK(llvm::StringRef(refusal("HIBR")).startswith("a Windows hibernation file"));
+  // A Mach-O core header: MH_MAGIC_64, then cputype, cpusubtype and filetype MH_CORE (4).
+  test::ByteWriter macho;
+  macho.u32(0xfeedfacf).u32(0x01000007).u32(3).u32(4).zeros(48);
+  CHECK(llvm::StringRef(errorOf(macho.bytes)).startswith("a Mach-O core dump"));
 }
 
 TEST_CASE("minidump: a directory claiming 2^32-1 streams reads the entries the file holds") {

@@ -250,6 +250,10 @@ int fuzzGoWalker(const uint8_t *data, size_t size) {
   return walkFuzzProcess(data, size, {"go"});
 }
 
+int fuzzNtHeapWalker(const uint8_t *data, size_t size) {
+  return walkFuzzProcess(data, size, {"ntheap"});
+}
+
 int fuzzPipeline(const uint8_t *data, size_t size) {
   const bool dump = size >= 4 && (std::memcmp(data,
                                               "\x7f"

@@ -1,30 +1,32 @@
 // Makes walker seeds for the fuzz corpus: reads a real dump and writes the part of it a heap walker
 // needs as a fuzz process (fuzz_targets.h). Used by fixtures/make_corpus.sh.
 //
-//   dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
+//   dumpsift_fuzz_seeds glibc|managed|ntheap DUMP OUT [MAX_BYTES_PER_REGION] [MAX_TOTAL_BYTES]
 //   dumpsift_fuzz_seeds synthetic OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-jemalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-mimalloc OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-musl OUT_DIR
 //   dumpsift_fuzz_seeds synthetic-tcmalloc OUT_DIR
 //   dumpsift_fuzz_seeds go OUT_DIR
+//   dumpsift_fuzz_seeds synthetic-ntheap OUT_DIR
 //
 // glibc keeps the regions the glibc walker reports heaps in, plus libc's and the executable's
 // writable regions (where main_arena lives); managed keeps the coreclr/mono walkers' areas plus
-// the runtime modules' regions. Each region's bytes are cut to MAX_BYTES_PER_REGION (default
-// 64 KiB); regions are kept in address order until MAX_TOTAL_BYTES (default 512 KiB) is reached.
-// synthetic writes small hand-laid managed heaps (coreclr_loose.proc, coreclr_segment.proc,
-// mono_los.proc, hotspot_g1.proc) after the layouts documented in docs/heap-managed.md and
-// docs/heap-hotspot.md, the shapes tests/managed/managed_synthetic_test.cpp and
-// tests/hotspot/hotspot_synthetic_test.cpp check; synthetic-jemalloc the hand-laid jemalloc heap
-// of tests/support/synthetic_jemalloc.h (synthetic.proc, synthetic_no_arenas.proc);
-// synthetic-mimalloc the example mimalloc heap of tests/heap/mimalloc_synthetic_test.cpp
-// (mimalloc_example.proc); synthetic-musl the hand-laid musl heap of
-// tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the executable);
-// synthetic-tcmalloc the hand-laid tcmalloc heap of tests/support/synthetic_tcmalloc.h
+// the runtime modules' regions; ntheap keeps the NT heap walker's segments (a Windows dump). Each
+// region's bytes are cut to MAX_BYTES_PER_REGION (default 64 KiB); regions are kept in address
+// order until MAX_TOTAL_BYTES (default 512 KiB) is reached. synthetic writes small hand-laid
+// managed heaps (coreclr_loose.proc, coreclr_segment.proc, mono_los.proc, hotspot_g1.proc) after
+// the layouts documented in docs/heap-managed.md and docs/heap-hotspot.md, the shapes
+// tests/managed/managed_synthetic_test.cpp and tests/hotspot/hotspot_synthetic_test.cpp check;
+// synthetic-jemalloc the hand-laid jemalloc heap of tests/support/synthetic_jemalloc.h
+// (synthetic.proc, synthetic_no_arenas.proc); synthetic-mimalloc the example mimalloc heap of
+// tests/heap/mimalloc_synthetic_test.cpp (mimalloc_example.proc); synthetic-musl the hand-laid musl
+// heap of tests/heap/musl_synthetic_test.cpp (musl_heap.proc, its data page named as the
+// executable); synthetic-tcmalloc the hand-laid tcmalloc heap of tests/support/synthetic_tcmalloc.h
 // (tcmalloc_heap.proc), the shape tests/heap/tcmalloc_synthetic_test.cpp checks; go writes
 // hand-laid Go heaps (go_1.19.proc, go_1.22.proc) after docs/heap-go.md, the shapes
-// tests/heap/go_synthetic_test.cpp checks.
+// tests/heap/go_synthetic_test.cpp checks; synthetic-ntheap an x64 Windows 8-11 and an x86 Windows
+// 7 NT heap (x64_win8.proc, x86_win7.proc) after docs/heap-windows.md.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "fuzz/fuzz_targets.h"
@@ -71,9 +73,12 @@ public:
   /// Names the file (an index into fuzzProcessFiles()) behind the region at `start`.
   void nameFile(uint64_t start, uint8_t file) { files_[start] = file; }
 
+  /// The fuzz process's flags byte (fuzz_targets.h: bit 0 32-bit, bit 1 Windows).
+  void flags(uint8_t value) { flags_ = value; }
+
   std::string encode() const {
     test::ByteWriter out;
-    out.u8(0).u8(fuzz::kAuxvRecord);
+    out.u8(flags_).u8(fuzz::kAuxvRecord);
     out.u64(6).u64(4096); // AT_PAGESZ
     for (const auto &[type, value] : auxv_)
       out.u8(fuzz::kAuxvRecord).u64(type).u64(value);
@@ -89,6 +94,7 @@ public:
   }
 
 private:
+  uint8_t flags_ = 0;
   std::map<uint64_t, uint8_t> files_; // file index by region start (none: 0)
   std::vector<std::pair<uint64_t, uint64_t>> auxv_;
 };
@@ -286,6 +292,102 @@ int writeTcmallocSynthetic(const std::string &dir) {
   return writeSeeds(dir, "tcmalloc", {{"tcmalloc_heap.proc", b.encode()}});
 }
 
+/// Where a hand-laid NT heap's fields lie, as docs/heap-windows.md lists them for one layout.
+struct NtSeedLayout {
+  bool wide; // x64: 16-byte entries and 8-byte pointers; x86: 8 and 4
+  uint32_t segment_signature, segment_list_entry, first_entry, last_valid_entry, ucr_list;
+  uint32_t encode_flag_mask, encoding, signature, virtual_allocd_blocks, segment_list;
+  uint32_t commit_size, busy_block, ucr_segment_entry, ucr_address, ucr_size;
+};
+
+/// Lays an NT heap at `heap` into `b`: one segment whose entries (a used block, a free one, a used
+/// one) run to an uncommitted range, every entry encoded with a key, and one large block at
+/// `large`; the layout's offsets are spelled out by the caller.
+void putNtHeap(SeedBuilder &b, const NtSeedLayout &l, uint64_t heap, uint64_t large) {
+  const unsigned ptr = l.wide ? 8 : 4, granule = l.wide ? 16 : 8;
+  const uint64_t key = 0x5a3c0000a5c3f00full;
+  auto word = [&](uint64_t at, uint64_t v) {
+    if (l.wide)
+      b.put64(at, v);
+    else
+      b.put32(at, uint32_t(v));
+  };
+  auto links = [&](uint64_t at, uint64_t to) { // a one-element list: both links to `to`
+    word(at, to);
+    word(at + ptr, to);
+  };
+  auto entry = [&](uint64_t at, uint16_t size, uint8_t flags, uint16_t previous, uint8_t unused) {
+    const uint8_t check = uint8_t((size & 0xff) ^ (size >> 8) ^ flags);
+    const uint64_t plain = uint64_t(size) | uint64_t(flags) << 16 | uint64_t(check) << 24 |
+                           uint64_t(previous) << 32 | uint64_t(unused) << 56;
+    b.put64(at + granule - 8, plain ^ key);
+  };
+  b.region(heap, 0x10000);
+  b.region(large, 0x1000);
+  const uint64_t first = heap + 0x800, hole = heap + 0x1000, ucr = heap + 0x700;
+  b.put32(heap + l.segment_signature, 0xFFEEFFEE);
+  b.put32(heap + l.signature, 0xEEFFEEFF);
+  b.put32(heap + l.encode_flag_mask, 0x00100000);
+  b.put64(heap + l.encoding + granule - 8, key);
+  word(heap + l.first_entry, first);
+  word(heap + l.last_valid_entry, heap + 0x10000);
+  links(heap + l.segment_list, heap + l.segment_list_entry);
+  links(heap + l.segment_list_entry, heap + l.segment_list);
+  links(heap + l.ucr_list, ucr + l.ucr_segment_entry);
+  links(ucr + l.ucr_segment_entry, heap + l.ucr_list);
+  word(ucr + l.ucr_address, hole);
+  word(ucr + l.ucr_size, heap + 0x10000 - hole);
+  const uint16_t sizes[] = {uint16_t(0x400 / granule), uint16_t(0x200 / granule),
+                            uint16_t((hole - first - 0x600) / granule)};
+  uint64_t at = first;
+  uint16_t previous = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    entry(at, sizes[i], uint8_t((i == 1 ? 0 : 1) | (i == 2 ? 0x10 : 0)), previous,
+          i == 1 ? 0 : uint8_t(granule + 0x18));
+    previous = sizes[i];
+    at += uint64_t(sizes[i]) * granule;
+  }
+  b.put8(hole - 1, 0x55); // the segment's committed part is captured to its end
+  links(heap + l.virtual_allocd_blocks, large);
+  links(large, heap + l.virtual_allocd_blocks);
+  word(large + l.commit_size, 0x1000);
+  entry(large + l.busy_block, 0x134, 1, 0, 0);
+  b.put8(large + 0x1000 - 1, 0x66);
+}
+
+/// Writes the synthetic NT heap seeds into `dir`: an x64 Windows 8-11 heap and an x86 Windows 7
+/// one (docs/heap-windows.md), in a Windows fuzz process.
+int writeNtHeapSynthetic(const std::string &dir) {
+  struct Seed {
+    const char *file;
+    uint8_t flags; // Windows (2), and 32-bit (1)
+    NtSeedLayout layout;
+    uint64_t heap, large;
+  };
+  const Seed kinds[] = {
+      {"x64_win8.proc",
+       2,
+       {true, 0x10, 0x18, 0x40, 0x48, 0x60, 0x7C, 0x80, 0x98, 0x110, 0x120, 0x20, 0x30, 0x10, 0x20,
+        0x28},
+       0x2a0000,
+       0x4f0000},
+      {"x86_win7.proc",
+       3,
+       {false, 0x08, 0x10, 0x24, 0x28, 0x38, 0x4C, 0x50, 0x64, 0xA0, 0xA8, 0x10, 0x18, 0x08, 0x10,
+        0x14},
+       0x150000,
+       0x390000},
+  };
+  std::vector<std::pair<std::string, std::string>> seeds;
+  for (const Seed &k : kinds) {
+    SeedBuilder b;
+    b.flags(k.flags);
+    putNtHeap(b, k.layout, k.heap, k.large);
+    seeds.push_back({k.file, b.encode()});
+  }
+  return writeSeeds(dir, "ntheap", seeds);
+}
+
 /// Runs the walkers of `mode` that detect their heaps over `memory`; returns how many allocations
 /// they report, appends their areas to `areas` (when not null) and the first word of each of the
 /// first allocations (a MethodTable or vtable pointer for managed objects) to `type_words`.
@@ -336,8 +438,11 @@ int main(int argc, char **argv) {
     return writeTcmallocSynthetic(argv[2]);
   if (argc == 3 && std::string(argv[1]) == "go")
     return writeGo(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "synthetic-ntheap")
+    return writeNtHeapSynthetic(argv[2]);
   if (argc < 4) {
-    std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed DUMP OUT [MAX_PER_REGION] [MAX_TOTAL]\n";
+    std::cerr << "usage: dumpsift_fuzz_seeds glibc|managed|ntheap DUMP OUT [MAX_PER_REGION] "
+                 "[MAX_TOTAL]\n";
     return 2;
   }
   const std::string mode = argv[1];

@@ -72,12 +72,16 @@ TEST_CASE("walkHeaps: a real 32-bit Linux core's libc is refused with a reason, 
 
 TEST_CASE("walkHeaps: a walker is not asked about a process of another system") {
   FakeMemory m;
-  SECTION("another operating system: not run, nothing said") {
+  SECTION("another operating system: not run; asked for by name, it says why") {
     auto snap = libcProcess(m, Os::Windows, 8, true);
     CHECK(walkerNamed("glibc").detect(AddressSpace(*snap))); // the evidence is there
     Walk w = walkAll(*snap, {"glibc"});
     CHECK(w.heaps.empty());
-    CHECK(w.warnings.empty());
+    REQUIRE(w.warnings.size() == 1);
+    CHECK(w.warnings[0].where == "glibc");
+    CHECK(w.warnings[0].message ==
+          "asked for (--walker glibc) but did not apply: it reads no windows process");
+    CHECK(walkAll(*snap, {"jemalloc"}).heaps.empty());
   }
   SECTION("big-endian words: refused, with the reason") {
     auto snap = libcProcess(m, Os::Linux, 8, false);
@@ -125,4 +129,30 @@ TEST_CASE("heap registry: every walker is found by its name and states its platf
   CHECK(findHeapWalker("no-such-walker") == nullptr);
   CHECK(walkerNamed("coreclr").traits().platforms.wordsText() == "32-bit or 64-bit little-endian");
   CHECK(walkerNamed("jemalloc").traits().platforms.wordsText() == "64-bit little-endian x86_64");
+}
+
+TEST_CASE("walkHeaps: a walker asked for that finds no heap says it did not apply") {
+  FakeMemory m;
+  auto snap = libcProcess(m, Os::Linux, 8, true);
+  Walk w = walkAll(*snap, {"mono"});
+  CHECK(w.heaps.empty());
+  REQUIRE(w.warnings.size() == 1);
+  CHECK(w.warnings[0].where == "mono");
+  CHECK(w.warnings[0].message == "asked for (--walker mono) but did not apply: it found none of "
+                                 "its heaps in this process");
+}
+
+TEST_CASE("walkHeaps: a runtime whose module is loaded but whose heap is not walked is named") {
+  // A real Unity (Kerbal Space Program 1.11) crash dump from a public repository
+  // (../shared/dumps/README.md): Unity's Mono with the Boehm collector, mono-2.0-bdwgc.dll, is
+  // loaded; the dump holds 7,934 small ranges and no managed heap.
+  auto snap = mustOpenDump(sharedDumpsDir() + "/win_unity_ksp_mono-2.0-bdwgc.dmp");
+  REQUIRE(snap->findModule(walkerNamed("mono").traits().modules));
+  for (const std::vector<std::string> &only :
+       {std::vector<std::string>{}, std::vector<std::string>{"mono"}}) {
+    Walk w = walkAll(*snap, only);
+    CHECK(w.heaps.empty());
+    CHECK(anyWarningHas(w.warnings, "mono: mono-2.0-bdwgc.dll is loaded, the mono walker's "
+                                    "allocator or runtime, but the walk"));
+  }
 }

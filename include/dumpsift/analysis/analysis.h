@@ -51,6 +51,18 @@ constexpr uint64_t kFirstPassInflate = 64 * 1024;
 /// Where a buffer came from: a heap walker, or the region scan of unclaimed memory.
 constexpr uint16_t kRegionScan = 0xffff;
 
+/// Content with a strong signature found inside a large free block: what the block held before it
+/// was freed (a JPEG, an S3 upload's frame), which the process could hand back.
+struct StaleContent {
+  uint64_t offset = 0; // from the block's payload start
+  uint64_t length = 0; // the format's extent, or an estimate (see estimated)
+  ContentKind kind = ContentKind::Unknown;
+  bool estimated = false; // the extent is a guess, as a region scan hit's
+};
+
+/// Free blocks of at least this many bytes are scanned for stale content (scanFreeBlocks).
+constexpr uint64_t kStaleScanMinBytes = 64 * 1024;
+
 /// One large buffer with what it holds.
 struct Buffer {
   Allocation allocation;
@@ -66,6 +78,9 @@ struct Buffer {
   /// Payload address of a buffer sniffed earlier whose captured payload was compared byte for byte
   /// with this one's and found identical (the sniff reuses its result); empty when none was.
   std::optional<uint64_t> identical_to;
+  /// A free block of kStaleScanMinBytes or more: the content with a strong signature inside it,
+  /// by offset (empty for other buffers and free blocks that hold none).
+  std::vector<StaleContent> stale_content;
 
   uint64_t payloadAddress() const { return allocation.address + allocation.data_offset; }
   uint64_t payloadSize() const {

@@ -113,6 +113,14 @@ struct Thread {
   /// the architecture's register set, where the reader knows the layout: ELF NT_PRSTATUS of
   /// x86_64, aarch64, i386 and arm; the minidump CONTEXT of AMD64, x86 and ARM64. Empty otherwise.
   std::vector<Register> registers;
+  /// WOW64 (a 32-bit process on 64-bit Windows, dumped as a 64-bit one): the thread's 32-bit TEB,
+  /// and the 64-bit stack the WOW64 layer runs on beside the 32-bit one the program runs on
+  /// (stack_pointer and stack_start/stack_end are the 32-bit ones): its stack pointer from the
+  /// 64-bit context, its bounds from the 64-bit TEB. All 0 elsewhere or where unknown.
+  uint64_t teb32 = 0;
+  uint64_t wow64_stack_pointer = 0;
+  uint64_t wow64_stack_start = 0;
+  uint64_t wow64_stack_end = 0;
 };
 
 struct Module {
@@ -151,6 +159,9 @@ struct SystemInfo {
   std::string arch; // "x86_64", "aarch64", "x86", "arm", "ppc64", "s390x", ... or "machine-<n>"
   unsigned pointer_size = 8;
   bool little_endian = true;
+  /// Windows: a 32-bit process on 64-bit Windows (WOW64) whose dump describes it as a 64-bit one
+  /// (pointer_size 8, the 64-bit contexts): its program's memory and heaps are 32-bit.
+  bool wow64 = false;
   /// The byte order of the process's words.
   llvm::support::endianness byteOrder() const {
     return little_endian ? llvm::support::little : llvm::support::big;
@@ -179,6 +190,10 @@ struct ProcessInfo {
   std::optional<uint64_t> pid;
   std::string name;
   std::string command_line;
+  /// Windows: the process environment block as the threads' TEBs give it (of pointer_size's
+  /// width), and a WOW64 process's 32-bit one; 0 where unknown.
+  uint64_t peb = 0;
+  uint64_t peb32 = 0;
 };
 
 /// A dump file shorter than its own headers say: the dump was cut short (a copy or a write that

@@ -194,6 +194,10 @@ struct WalkerTraits {
   std::vector<SizeThreshold> thresholds;
   /// What its list of allocations covers (BlockListing).
   BlockListing listing = BlockListing::EveryBlock;
+  /// It reads the native heap of the operating systems it reads, the one HeapAlloc and the C
+  /// runtime's malloc draw on (the NT heap on Windows): where no such walker walked a heap on
+  /// Windows, the analysis says the region scan stood in for it.
+  bool native_heap = false;
 };
 
 /// How to walk.

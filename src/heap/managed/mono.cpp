@@ -60,12 +60,16 @@ constexpr uint8_t kTypeGenericInst = 0x15; // MONO_TYPE_GENERICINST
 constexpr uint8_t kTypeObject = 0x1c;      // MONO_TYPE_OBJECT
 constexpr uint64_t kMaxObjectSize = uint64_t(1) << 40;
 
-/// The file names of Mono's runtime: the mono executable or its shared library.
+/// The file names of Mono's runtime: the mono executable or its shared library, and the DLLs Unity
+/// ships (`mono.dll` in Unity before 2017, `mono-2.0-bdwgc.dll` since: Mono built with the Boehm
+/// collector, whose heap has no LOS, so the walk finds nothing there and walkHeaps says so).
 constexpr ModuleName kMonoNames[] = {{"mono", ModuleName::Match::Exact},
                                      {"mono-sgen", ModuleName::Match::Exact},
                                      {"libmonosgen-2.0.so", ModuleName::Match::Prefix},
                                      {"libmono-2.0.so", ModuleName::Match::Prefix},
-                                     {"mono-2.0-sgen.dll", ModuleName::Match::AnyCase}};
+                                     {"mono-2.0-sgen.dll", ModuleName::Match::AnyCase},
+                                     {"mono-2.0-bdwgc.dll", ModuleName::Match::AnyCase},
+                                     {"mono.dll", ModuleName::Match::AnyCase}};
 
 /// What a vtable candidate is, cached per address.
 struct VTableInfo {
