@@ -199,19 +199,28 @@ const PreloadedCore *preloadedCore(const std::string &library, const std::string
   std::string name = "preloaded_" + program + "_" + fs::path(library).filename().string();
   for (const std::string &a : args)
     name += "_" + a;
-  static std::map<std::string, PreloadedCore> made;
+  // This process's cores, by name; their directories are removed when the process exits.
+  static struct Made {
+    std::map<std::string, PreloadedCore> cores;
+    ~Made() {
+      for (const auto &[name, core] : cores) {
+        std::error_code ignored;
+        fs::remove_all(fs::path(core.path).parent_path(), ignored);
+      }
+    }
+  } made;
   if (!gcoreOrSkipped() ||
       !availableOrSkipped(fs::exists(library),
                           library + " is missing (scripts/setup.sh --tests installs it)"))
     return nullptr;
-  if (auto it = made.find(name); it != made.end())
+  if (auto it = made.cores.find(name); it != made.cores.end())
     return &it->second;
   std::vector<std::string> env_args{"LD_PRELOAD=" + library, fixtureProgram(program)};
   env_args.insert(env_args.end(), args.begin(), args.end());
   LiveProcess proc("/usr/bin/env", env_args);
-  PreloadedCore core{scratchDir(name) + "/core", proc.manifest()};
+  PreloadedCore core{scratchDir(name + "_" + std::to_string(getpid())) + "/core", proc.manifest()};
   proc.gcore(core.path);
-  return &made.emplace(name, std::move(core)).first->second;
+  return &made.cores.emplace(name, std::move(core)).first->second;
 }
 
 namespace {

@@ -81,7 +81,9 @@ struct PreloadedCore {
   std::vector<nlohmann::json> manifest;
 };
 /// Runs fixture program `program` with `args` and `library` preloaded, and dumps it, once per
-/// test binary run (into scratchDir("preloaded_<program>_<library file name>[_<args>]")). Returns
+/// test binary run (into scratchDir("preloaded_<program>_<library file name>[_<args>]_<pid>"):
+/// ctest runs the test cases that share a core as processes side by side, so each process makes
+/// its own, and removes it when it exits). Returns
 /// nullptr when gcore cannot attach or the library is missing, the test case skipped
 /// (availableOrSkipped: a failure under CI). For [live] tests only (requireNotUnit).
 const PreloadedCore *preloadedCore(const std::string &library, const std::string &program,
