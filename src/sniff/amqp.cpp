@@ -187,9 +187,27 @@ std::optional<AmqpFrame> frameAfterPadding(Bytes d, size_t end) {
   return frame;
 }
 
+/// How many method frames of a buffer carry one method.
+struct MethodCount {
+  uint16_t class_id, method_id;
+  uint64_t frames;
+};
+
+/// Counts one method frame in `methods` (at most one entry per method of the table: checkFrame
+/// rejects ids outside it).
+void countMethod(std::vector<MethodCount> &methods, uint16_t class_id, uint16_t method_id) {
+  for (MethodCount &m : methods)
+    if (m.class_id == class_id && m.method_id == method_id) {
+      ++m.frames;
+      return;
+    }
+  methods.push_back({class_id, method_id, 1});
+}
+
 /// Walks frames from data[0] into `layout` (an empty layout when not AMQP). No allocation when
 /// the first frame is rejected.
 bool walkAmqp(Bytes d, AmqpLayout &layout) {
+  std::vector<MethodCount> methods;
   size_t p = 0;
   if (startsWith(d, kProtocolHeader)) {
     layout.protocol_header = true;
@@ -212,9 +230,8 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
   while (status == FrameStatus::Whole && layout.frames.size() < AmqpLayout::kMaxFrames) {
     layout.frames.push_back(frame);
     const uint8_t *pl = d.data() + p + kFrameHeaderBytes;
-    if (frame.type == kMethod && layout.class_id == 0) {
-      layout.class_id = read16be(pl);
-      layout.method_id = read16be(pl + 2);
+    if (frame.type == kMethod) {
+      countMethod(methods, read16be(pl), read16be(pl + 2));
     } else if (frame.type == kHeader && !layout.body_size) {
       layout.body_size = read64be(pl + 4);
       const uint16_t flags = read16be(pl + 12);
@@ -233,6 +250,12 @@ bool walkAmqp(Bytes d, AmqpLayout &layout) {
       }
   }
   layout.truncated = status == FrameStatus::Cut;
+  for (const MethodCount &m : methods) // in order of first appearance: the first wins a tie
+    if (m.frames > layout.method_frames) {
+      layout.class_id = m.class_id;
+      layout.method_id = m.method_id;
+      layout.method_frames = m.frames;
+    }
   return true;
 }
 
@@ -308,6 +331,7 @@ public:
       r.details.set("method", amqpMethodName(layout->class_id, layout->method_id).str());
       r.details.set("method_id",
                     std::to_string(layout->class_id) + "/" + std::to_string(layout->method_id));
+      r.details.set("method_frames", layout->method_frames);
     }
     uint64_t body_bytes = 0;
     const AmqpFrame *first_body = nullptr;

@@ -429,6 +429,7 @@ TEST_CASE("amqp client: the frames amqplib holds for a blocked broker are amqp b
     INFO("reported buffer " << buffers.at(address)->dump());
     CHECK(details.at("frame_count").get<size_t>() >= 2 * pairs);
     CHECK(details.value("method", "") == "basic.publish");
+    CHECK(details.at("method_frames").get<size_t>() >= pairs);
     CHECK(details.value("content_type", "") == "image/jpeg");
     if (pairs > 1)
       CHECK(details.value("padding_bytes", 0u) >= (pairs - 1) * 2); // 70 bytes, then 72 on

@@ -29,6 +29,7 @@ TEST_CASE("amqp: basic.publish carrying a JPEG") {
   CHECK(u64(r, "frame_count") == 6);
   CHECK(str(r, "method") == "basic.publish");
   CHECK(str(r, "method_id") == "60/40");
+  CHECK(u64(r, "method_frames") == 1);
   CHECK(u64(r, "channel") == 1);
   CHECK(u64(r, "body_size") == 15098);
   CHECK(u64(r, "body_bytes") == 15098);
@@ -199,4 +200,40 @@ TEST_CASE("amqp: a write-buffer pool of method and header frames, 8-byte aligned
   const SniffResult two = sniff(view(apart));
   CHECK(u64(two, "frame_count") == 2);
   CHECK(two.details.get("padding_bytes") == nullptr);
+}
+
+TEST_CASE("amqp: a pool slab that begins with a stale frame of another method") {
+  // One CI run's node core had an amqplib write slab that began with the connection.start frame
+  // read at connect time, then the messages' basic.publish and content header frames: the buffer
+  // is named by the method most of its frames carry.
+  ByteVec start_payload;
+  putBe(start_payload, 10, 2);
+  putBe(start_payload, 10, 2);
+  start_payload.push_back(0); // version-major
+  start_payload.push_back(9); // version-minor
+  putBe(start_payload, 0, 4); // server-properties: an empty table
+  putBe(start_payload, 5, 4);
+  append(start_payload, ByteVec{'P', 'L', 'A', 'I', 'N'});
+  putBe(start_payload, 5, 4);
+  append(start_payload, ByteVec{'e', 'n', '_', 'U', 'S'});
+  ByteVec slab = amqpFrame(1, 0, start_payload);
+  const ByteVec frames = amqpImagePublish(contentFixture("photo_gray.jpg"));
+  const size_t pair = parseAmqp(view(frames))->frames[2].offset;
+  for (int i = 0; i < 3; ++i) {
+    slab.resize((slab.size() + 7) / 8 * 8, 0xAA);
+    append(slab, ByteVec(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair)));
+  }
+  const SniffResult r = sniff(view(slab));
+  REQUIRE(kindOf(r) == "amqp");
+  CHECK(u64(r, "frame_count") == 7);
+  CHECK(str(r, "method") == "basic.publish");
+  CHECK(u64(r, "method_frames") == 3);
+  CHECK(u64(r, "channel") == 0); // of the first frame
+  CHECK(str(r, "content_type") == "image/jpeg");
+
+  // A tie goes to the method seen first.
+  ByteVec tie = amqpFrame(1, 0, start_payload);
+  tie.resize((tie.size() + 7) / 8 * 8, 0xAA);
+  append(tie, ByteVec(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(pair)));
+  CHECK(str(sniff(view(tie)), "method") == "connection.start");
 }

@@ -79,12 +79,15 @@ struct AmqpFrame {
 
 struct AmqpLayout {
   bool protocol_header = false;
-  std::vector<AmqpFrame> frames;        // whole, valid frames in order (at most kMaxFrames)
-  uint64_t length = 0;                  // end of the last whole frame (or of the protocol header)
-  bool truncated = false;               // a plausible frame header follows but its frame is cut
-  uint16_t class_id = 0, method_id = 0; // of the first method frame (0/0 when none)
-  std::optional<uint64_t> body_size;    // from the first content header frame
-  std::string content_type;             // from that header, when its content-type flag is set
+  std::vector<AmqpFrame> frames; // whole, valid frames in order (at most kMaxFrames)
+  uint64_t length = 0;           // end of the last whole frame (or of the protocol header)
+  bool truncated = false;        // a plausible frame header follows but its frame is cut
+  // The method most of its method frames carry (the first seen on a tie; 0/0 when none), and how
+  // many carry it: a write-buffer pool may begin with a stale frame of another method.
+  uint16_t class_id = 0, method_id = 0;
+  uint64_t method_frames = 0;
+  std::optional<uint64_t> body_size; // from the first content header frame
+  std::string content_type;          // from that header, when its content-type flag is set
   uint64_t padding_bytes = 0; // skipped between frames: a write-buffer pool's 8-byte alignment
 
   static constexpr size_t kMaxFrames = 1u << 16;
