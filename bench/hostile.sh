@@ -7,10 +7,10 @@ set -eu
 build=${1:-build}
 out=$build/hostile
 here=$(dirname "$0")
-for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core; do
+for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core pointers.core; do
   [ -f "$out/$dump" ] || python3 "$here/hostile_dumps.py" "$out" "$dump"
 done
-for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core; do
+for dump in aliased.core aliased.dmp ranges.dmp gzip.core escapes.dmp jpegs.core pointers.core; do
   # analyze without --quiet: its summary is part of the run the budget bounds.
   for command in info analyze; do
     /usr/bin/time -v "$build/dumpsift" $command "$out/$dump" >/dev/null 2>"$out/time.txt" || true

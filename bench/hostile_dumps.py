@@ -8,6 +8,8 @@ MINIDUMP_MEMORY_LIST, MINIDUMP_MEMORY64_LIST, MINIDUMP_SYSTEM_INFO; breakpad's L
   ranges.dmp          102 MB: 6,000,000 one-byte Memory64List ranges (counts consistent)
   gzip.core           4 MiB of private memory: back-to-back gzip members, each 4 MiB of zeros
   escapes.dmp         a command line, module path and process name holding ESC, BEL, CR
+  pointers.core       a gzip member (of 128 KiB of random bytes) in 1 MiB of private memory, and
+                      64 MiB of words each pointing into it (holders: one buffer, 8 Mi references)
   jpegs.core          4 MiB of private memory: JPEG headers (photo_baseline.jpg's, to its SOS),
                       each followed by 400 bytes of scan data and no end marker, back to back
 
@@ -15,7 +17,7 @@ Usage: hostile_dumps.py [--small] OUT_DIR [CLASS...]   (bench/hostile.sh runs du
 
 --small writes each class in a small form instead (a few KiB: 64 aliased PT_LOADs of 4 KiB, 64
 aliased MemoryList ranges, 1,000 one-byte ranges, an 8 KiB region of two gzip members, a 16 KiB
-region of cut JPEG streams), the fuzz seeds fixtures/corpus/pipeline/regress-*.
+region of cut JPEG streams, 64 KiB of words pointing into a gzip member), the fuzz seeds fixtures/corpus/pipeline/regress-*.
 """
 import array
 import gzip
@@ -128,6 +130,18 @@ def jpegs_core(size=4 * MIB):
     return elf_core([(0x20000000, size, 0, size, PF_R | PF_W)]) + bytes(region)
 
 
+def pointers_core(words_size=64 * MIB):
+    """The region scan finds a gzip member of 128 KiB of random bytes (about 128 KiB long) at
+    0x20000000; every word of the second region points into it, so the holders pass meets one
+    buffer with words_size / 8 references."""
+    member = gzip.compress(random.Random(31).randbytes(128 * 1024), compresslevel=1, mtime=0)
+    image_at, words_at = 0x20000000, 0x30000000
+    image = member + bytes(MIB - len(member))
+    words = array.array("Q", (image_at + (i * 8) % len(member) for i in range(words_size // 8)))
+    return elf_core([(image_at, MIB, 0, MIB, PF_R | PF_W),
+                     (words_at, words_size, MIB, words_size, PF_R | PF_W)]) + image + words.tobytes()
+
+
 def escapes_dmp():
     hostile = b"evil\x1b[2J\x1b]0;owned\x07\rfake line\x1b[31m"
     cmdline = b"/usr/bin/" + hostile + b"\0--flag\x1b[0m\0"
@@ -142,6 +156,7 @@ CLASSES = {
     "gzip.core": gzip_core,
     "escapes.dmp": escapes_dmp,
     "jpegs.core": jpegs_core,
+    "pointers.core": pointers_core,
 }
 
 
@@ -152,6 +167,7 @@ SMALL = {
     "gzip.core": lambda: gzip_core(8200),
     "escapes.dmp": escapes_dmp,
     "jpegs.core": lambda: jpegs_core(16384),
+    "pointers.core": lambda: pointers_core(64 * 1024),
 }
 
 

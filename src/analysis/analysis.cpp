@@ -428,8 +428,15 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
   if (options.holders != HoldersMode::None) {
     std::vector<HolderTarget> targets;
     targets.reserve(analysis.buffers.size());
-    for (const Buffer &b : analysis.buffers)
-      targets.push_back({b.allocation.address, b.allocation.size, b.allocation.state, b.source});
+    for (const Buffer &b : analysis.buffers) {
+      HolderTarget &t = targets.emplace_back(
+          HolderTarget{b.allocation.address, b.allocation.size, b.allocation.state, b.source});
+      // Content a format's walk vouched for holds no references: the pass need not read it.
+      t.opaque_start = b.payloadAddress() + b.content.offset;
+      t.opaque_length = b.captured > b.content.offset ? std::min(b.content.referenceFreeLength(),
+                                                                 b.captured - b.content.offset)
+                                                      : 0;
+    }
     HoldersOptions holder_options;
     holder_options.mode = options.holders;
     holder_options.threads = options.threads;

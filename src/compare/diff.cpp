@@ -38,6 +38,7 @@ std::string findingSignature(const ReportFigures::FindingEntry &f) {
 }
 
 // The options on which two reports differ, in words; empty when they agree or one is absent.
+// `holders` is left out: the holders pass changes no figure compared.
 std::string
 optionDifferences(const std::optional<std::vector<std::pair<std::string, std::string>>> &before,
                   const std::optional<std::vector<std::pair<std::string, std::string>>> &after) {
@@ -57,13 +58,15 @@ optionDifferences(const std::optional<std::vector<std::pair<std::string, std::st
   };
   for (const auto &[key, value] : *before) {
     const std::string *other = find(*after, key);
+    if (key == "holders")
+      continue;
     if (!other)
       note(key, &value, nullptr);
     else if (*other != value)
       note(key, &value, other);
   }
   for (const auto &[key, value] : *after)
-    if (!find(*before, key))
+    if (key != "holders" && !find(*before, key))
       note(key, nullptr, &value);
   return out;
 }

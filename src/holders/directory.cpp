@@ -82,14 +82,16 @@ Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> 
   }
   lanes.clear();
   // By start, then the longer first (a walker that lists a block twice keeps one), then by heap:
-  // the same order whatever lane walked what.
-  std::sort(all.begin(), all.end(), [](const Entry &a, const Entry &b) {
+  // the same order whatever lane walked what. A walk in address order needs no sort.
+  auto before = [](const Entry &a, const Entry &b) {
     if (a.start != b.start)
       return a.start < b.start;
     if (a.end != b.end)
       return a.end > b.end;
     return a.heap < b.heap;
-  });
+  };
+  if (!std::is_sorted(all.begin(), all.end(), before))
+    std::sort(all.begin(), all.end(), before);
   std::vector<bool> partial(heaps.size(), false);
   for (size_t h = 0; h < heaps.size(); ++h)
     if (const HeapWalker *w = findHeapWalker(heaps[h].walker))

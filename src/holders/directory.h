@@ -66,6 +66,11 @@ public:
   /// Builds the filter of `directory`, with at most `max_bitmaps` bitmaps of 32 KiB.
   void build(const Directory &directory, size_t max_bitmaps);
 
+  /// Every block lies in [low(), low() + span()): the first test of maybe, which the pass makes on
+  /// several words at once.
+  uint64_t low() const { return lo_; }
+  uint64_t span() const { return span_; }
+
   bool maybe(uint64_t value) const {
     const uint64_t off = value - lo_;
     if (off >= span_)

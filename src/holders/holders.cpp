@@ -3,6 +3,7 @@
 #include "dumpsift/holders/holders.h"
 
 #include "directory.h"
+#include "dumpsift/support/hex.h"
 #include "dumpsift/support/sizes.h"
 #include "names.h"
 #include "reference_pass.h"
@@ -246,6 +247,56 @@ private:
   llvm::UniqueStringSaver &strings_;
 };
 
+/// References into one buffer past which the run says that memory dense with them was met.
+constexpr uint64_t kDenseReferences = 65536;
+
+/// One warning for the buffers referenced by more than kDenseReferences words (a pointer array
+/// of that many entries into one buffer, or hostile memory): their references are counted and the
+/// first of each kind listed, so the report stays small, but the count says something unusual.
+void warnDenseReferences(const std::vector<BufferHolders> &buffers,
+                         llvm::ArrayRef<HolderTarget> targets, Diagnostics &diags) {
+  uint64_t dense = 0;
+  size_t densest = 0;
+  for (size_t t = 0; t < buffers.size(); ++t)
+    if (buffers[t].references > kDenseReferences &&
+        (!dense++ || buffers[t].references > buffers[densest].references))
+      densest = t;
+  if (!dense)
+    return;
+  const std::string address = hexAddress(targets[densest].address);
+  const std::string count = groupedDigits(buffers[densest].references);
+  const std::string limit = groupedDigits(kDenseReferences);
+  diags.warn("holders",
+             (dense == 1 ? "buffer " + address + " is referenced by " + count +
+                               " words (more than " + limit + ")"
+                         : groupedDigits(dense) + " buffers are each referenced by more than " +
+                               limit + " words (the most: " + address + ", by " + count + ")") +
+                 ": memory dense with words that point into them; the references are counted "
+                 "and the first " +
+                 std::to_string(kHoldersShown) + " of each kind listed");
+}
+
+/// The targets' opaque bytes, each clipped to its block, sorted and merged.
+std::vector<std::pair<uint64_t, uint64_t>> opaqueRanges(llvm::ArrayRef<HolderTarget> targets) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const HolderTarget &t : targets) {
+    const uint64_t block_end = t.address + t.size;
+    if (block_end <= t.address || t.opaque_start < t.address || t.opaque_start >= block_end)
+      continue;
+    const uint64_t end = t.opaque_start + std::min(t.opaque_length, block_end - t.opaque_start);
+    if (end > t.opaque_start)
+      ranges.emplace_back(t.opaque_start, end);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto &r : ranges)
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  return merged;
+}
+
 } // namespace
 
 Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> heaps,
@@ -313,9 +364,11 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
   plan.edges = chains;
   plan.budget = options.budget;
   plan.threads = options.threads;
+  std::vector<std::pair<uint64_t, uint64_t>> opaque = opaqueRanges(targets);
+  plan.opaque = &opaque;
 
   bool edges_over = false;
-  std::vector<PieceHits> pieces = scanMemory(memory, plan, edges_over, progress);
+  std::vector<PieceHits> pieces = scanMemory(memory, plan, edges_over, run.opaque_bytes, progress);
   pieces.push_back(scanRegisters(snap, plan));
   for (const PieceHits &p : pieces)
     run.scanned_bytes += p.bytes;
@@ -365,6 +418,7 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
     for (const auto &[target, count] : p.target_counts)
       out.buffers[target].references += count;
   }
+  warnDenseReferences(out.buffers, targets, diags);
   for (size_t t = 0; t < targets.size(); ++t) {
     BufferHolders &b = out.buffers[t];
     std::vector<Holder> &list = b.holders;

@@ -124,30 +124,75 @@ void scanWords(const Piece &piece, const PassPlan &plan, PieceScan &scan) {
   const uint64_t first = (sizeof(Word) - piece.start % sizeof(Word)) % sizeof(Word);
   const PageFilter &filter = *plan.filter;
   const Directory &probe = *plan.probe;
-  for (uint64_t off = first; off + sizeof(Word) <= size; off += sizeof(Word)) {
+  auto check = [&](uint64_t off, uint64_t value) {
+    if (!filter.maybe(value))
+      return;
+    const uint32_t entry = probe.find(value);
+    if (entry != kNoEntry)
+      scan.hit(piece.start + off, value, entry);
+  };
+  auto load = [&](uint64_t off) -> uint64_t {
     Word word;
     std::memcpy(&word, bytes + off, sizeof(Word));
     if constexpr (Swap)
       word = llvm::sys::getSwappedBytes(word);
-    const uint64_t value = word;
-    if (!filter.maybe(value))
+    return word;
+  };
+  // Eight words at a time, with one branch on whether any lies within the bounds of every block:
+  // most words of most memory do not (zeros, small numbers, text, random bytes), and the loop
+  // then runs at the speed of reading.
+  const uint64_t lo = filter.low(), span = filter.span();
+  constexpr uint64_t kBatch = 8 * sizeof(Word);
+  uint64_t off = first;
+  for (; off + kBatch <= size; off += kBatch) {
+    uint64_t words[8];
+    bool any = false;
+    for (unsigned k = 0; k < 8; ++k) {
+      words[k] = load(off + k * sizeof(Word));
+      any |= words[k] - lo < span;
+    }
+    if (!any)
       continue;
-    const uint32_t entry = probe.find(value);
-    if (entry != kNoEntry)
-      scan.hit(piece.start + off, value, entry);
+    for (unsigned k = 0; k < 8; ++k)
+      check(off + k * sizeof(Word), words[k]);
   }
+  for (; off + sizeof(Word) <= size; off += sizeof(Word))
+    check(off, load(off));
 }
 
-/// The captured writable memory in pieces of at most kPieceBytes, by address.
-std::vector<Piece> writablePieces(const AddressSpace &memory) {
+/// Appends [start, start + bytes.size()) to `pieces`, cut into pieces of at most kPieceBytes.
+void appendPieces(std::vector<Piece> &pieces, uint64_t start, llvm::ArrayRef<uint8_t> bytes) {
+  for (uint64_t at = 0; at < bytes.size(); at += kPieceBytes)
+    pieces.push_back(
+        {start + at, bytes.slice(at, std::min<uint64_t>(kPieceBytes, bytes.size() - at))});
+}
+
+/// The captured writable memory but `opaque` (sorted ranges, not overlapping), in pieces of at
+/// most kPieceBytes, by address; `opaque_bytes` receives the captured writable bytes left out.
+std::vector<Piece> writablePieces(const AddressSpace &memory,
+                                  const std::vector<std::pair<uint64_t, uint64_t>> &opaque,
+                                  uint64_t &opaque_bytes) {
   std::vector<Piece> pieces;
+  opaque_bytes = 0;
   for (const MemoryRange &m : memory.snapshot().memory) {
     const Region *r = memory.regionContaining(m.start);
     if (!r || !(r->perms.write || !r->perms.exact))
       continue;
-    for (uint64_t at = 0; at < m.bytes.size(); at += kPieceBytes)
-      pieces.push_back(
-          {m.start + at, m.bytes.slice(at, std::min<uint64_t>(kPieceBytes, m.bytes.size() - at))});
+    const uint64_t end = m.start + m.bytes.size();
+    // The first opaque range that ends inside or after this one.
+    auto skip = std::upper_bound(opaque.begin(), opaque.end(), m.start,
+                                 [](uint64_t a, const auto &range) { return a < range.second; });
+    uint64_t at = m.start;
+    for (; skip != opaque.end() && skip->first < end; ++skip) {
+      const uint64_t skip_start = std::max(skip->first, at);
+      const uint64_t skip_end = std::min(skip->second, end);
+      if (skip_start >= skip_end)
+        continue;
+      appendPieces(pieces, at, m.bytes.slice(at - m.start, skip_start - at));
+      opaque_bytes += skip_end - skip_start;
+      at = skip_end;
+    }
+    appendPieces(pieces, at, m.bytes.slice(at - m.start, end - at));
   }
   return pieces;
 }
@@ -248,8 +293,10 @@ Slot SlotClassifier::classify(uint64_t slot, uint32_t &cursor) const {
 }
 
 std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &plan,
-                                  bool &over_budget, ProgressFn progress) {
-  const std::vector<Piece> pieces = writablePieces(memory);
+                                  bool &over_budget, uint64_t &opaque_bytes, ProgressFn progress) {
+  static const std::vector<std::pair<uint64_t, uint64_t>> kNone;
+  const std::vector<Piece> pieces =
+      writablePieces(memory, plan.opaque ? *plan.opaque : kNone, opaque_bytes);
   std::vector<PieceHits> hits(pieces.size());
   uint64_t total = 0;
   for (const Piece &p : pieces)

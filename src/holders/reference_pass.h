@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace dumpsift::holders {
@@ -106,17 +107,21 @@ struct PassPlan {
   /// For each probe entry that is a target (kTarget): its target index, else kNoEntry.
   const std::vector<uint32_t> *probe_targets = nullptr;
   const SlotClassifier *slots = nullptr;
+  /// Address ranges [first, second) not read (sorted, not overlapping): the targets' opaque
+  /// bytes.
+  const std::vector<std::pair<uint64_t, uint64_t>> *opaque = nullptr;
   bool edges = false;  // keep references between blocks (and from roots): chains
   uint64_t budget = 0; // the most edges and root references kept in all
   unsigned threads = 1;
 };
 
 /// The pass over every captured writable memory range (regions writable, or whose permissions the
-/// dump does not give), cut into pieces of at most a few tens of MiB scanned on plan.threads
-/// threads; pieces in address order. `over_budget` is set when the references kept passed the
-/// budget (the pieces then keep no more edges and roots). Pages are released behind each piece.
+/// dump does not give) but plan.opaque, cut into pieces of at most a few tens of MiB scanned on
+/// plan.threads threads; pieces in address order. `over_budget` is set when the references kept
+/// passed the budget (the pieces then keep no more edges and roots); `opaque_bytes` receives the
+/// captured writable bytes plan.opaque kept from being read. Pages are released behind each piece.
 std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &plan,
-                                  bool &over_budget, ProgressFn progress);
+                                  bool &over_budget, uint64_t &opaque_bytes, ProgressFn progress);
 
 /// The references in the threads' registers, as one piece.
 PieceHits scanRegisters(const Snapshot &snapshot, const PassPlan &plan);

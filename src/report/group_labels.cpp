@@ -161,4 +161,27 @@ std::string holdersSentence(const GroupHolders &s) {
   return text + " (" + verdicts + ")";
 }
 
+std::string bufferHoldersSentence(const BufferHolders &b) {
+  std::string text = verdictName(b.verdict).str();
+  if (b.holders.empty())
+    return b.verdict == Verdict::Unreferenced ? text + ": nothing points at it" : text;
+  const Holder &first = b.holders.front();
+  text += ": held by ";
+  if (first.kind == HolderKind::Heap && first.block_size)
+    text += "+" + hexAddress(first.offset()) + " of " +
+            (first.class_name.empty() ? "a " + std::to_string(first.block_size) + "-byte"
+                                      : "a `" + first.class_name.str() + "`") +
+            " allocation at " + hexAddress(first.block);
+  else
+    text += holderWords(first, false);
+  if (b.references > 1)
+    text += " (" + std::to_string(b.references) + " references)";
+  if (b.verdict == Verdict::Anchored && !b.path.empty() &&
+      holderWords(b.path.back(), false) != holderWords(first, false))
+    text += ", anchored from " + holderWords(b.path.back(), false) + " in " +
+            std::to_string(b.path_steps) + (b.path_complete ? "" : "+") +
+            (b.path_steps == 1 ? " step" : " steps");
+  return text;
+}
+
 } // namespace dumpsift::detail

@@ -32,4 +32,9 @@ std::string describeKinds(const Analysis &analysis, const SizeGroup &group);
 /// (app)", "nothing holds them": a group's holders (summarizeHolders) in one sentence.
 std::string holdersSentence(const GroupHolders &summary);
 
+/// "anchored: held by +0x10 of a `ChunkedUploader` allocation at 0x55d0c0a012a0 (2 references),
+/// anchored from global `g_uploader` (app) in 2 steps", "unreferenced: nothing points at it": one
+/// buffer's verdict, first holder and root in one sentence.
+std::string bufferHoldersSentence(const BufferHolders &holders);
+
 } // namespace dumpsift::detail

@@ -367,15 +367,21 @@ private:
          << htmlEscape(detail::sizeLabel(analysis_, group)) << " bytes, "
          << stateName(group.state).str() << ": " << groupedDigits(group.count) << " buffers, "
          << humanBytes(group.total_bytes) << "</summary>\n";
+    if (holdersRan())
+      out_ << "<p class=\"holders\">held: "
+           << htmlEscape(
+                  detail::holdersSentence(summarizeHolders(analysis_.holders, group.members)))
+           << "</p>\n";
     size_t listed = 0;
     for (size_t i : group.members) {
       if (!listed_[i])
         continue;
       if (!listed++)
         out_ << "<table class=\"buffers\"><thead><tr><th>address</th><th class=\"n\">size</th>"
-                "<th>kind</th><th>details</th><th>first bytes</th><th>image</th></tr></thead>"
-                "<tbody>\n";
-      writeBuffer(analysis_.buffers[i]);
+                "<th>kind</th><th>details</th>"
+             << (holdersRan() ? "<th>held by</th>" : "")
+             << "<th>first bytes</th><th>image</th></tr></thead><tbody>\n";
+      writeBuffer(i);
     }
     if (listed)
       out_ << "</tbody></table>\n";
@@ -385,7 +391,14 @@ private:
     out_ << "</details>\n";
   }
 
-  void writeBuffer(const Buffer &b) {
+  /// The holders pass ran: groups and buffers say who holds them.
+  bool holdersRan() const {
+    return analysis_.holders.run.requested != HoldersMode::None &&
+           analysis_.holders.buffers.size() == analysis_.buffers.size();
+  }
+
+  void writeBuffer(size_t index) {
+    const Buffer &b = analysis_.buffers[index];
     const std::string address = hexAddress(b.allocation.address);
     const SniffResult &content = b.content;
     out_ << "<tr id=\"b-" << address << "\"><td class=\"mono\">" << address;
@@ -398,8 +411,12 @@ private:
          << kindName(content.kind).str();
     if (content.offset)
       out_ << " at +" << groupedDigits(content.offset);
-    out_ << "</td><td class=\"details\">" << htmlEscape(detailsText(content.details))
-         << "</td><td><pre>" << htmlEscape(hexPreview(capturedPayload(memory_, b).take_front(32)))
+    out_ << "</td><td class=\"details\">" << htmlEscape(detailsText(content.details)) << "</td>";
+    if (holdersRan())
+      out_ << "<td class=\"holders\">"
+           << htmlEscape(detail::bufferHoldersSentence(analysis_.holders.buffers[index]))
+           << "</td>";
+    out_ << "<td><pre>" << htmlEscape(hexPreview(capturedPayload(memory_, b).take_front(32)))
          << "</pre></td><td>";
     writeThumbnail(b);
     out_ << "</td></tr>\n";

@@ -84,6 +84,7 @@ Json holdersRunJson(const HoldersRun &run) {
   j["blocks"] = run.blocks;
   j["references"] = run.references;
   j["scanned_bytes"] = run.scanned_bytes;
+  j["opaque_bytes"] = run.opaque_bytes;
   Json roots = Json::object();
   for (HolderKind k :
        {HolderKind::Stack, HolderKind::Register, HolderKind::Global, HolderKind::Other})

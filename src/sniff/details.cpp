@@ -3,6 +3,8 @@
 #include "dumpsift/sniff/sniffer.h"
 #include "dumpsift/support/utf8.h"
 
+#include <algorithm>
+
 namespace dumpsift {
 
 void Details::set(std::string key, DetailValue value) {
@@ -54,6 +56,20 @@ void SniffResult::setDimensions(uint64_t image_width, uint64_t image_height) {
   height = image_height;
   details.set("width", image_width);
   details.set("height", image_height);
+}
+
+uint64_t SniffResult::referenceFreeLength() const {
+  switch (kindFacts(kind).family) {
+  case KindFamily::Statistical:
+    // Zeros hold none when every byte was checked; random and unknown bytes were judged on
+    // samples, and a pointer among them would not have changed the verdict.
+    return kind == ContentKind::Zero && !details.get("sampled") ? length : 0;
+  default:
+    // A format's walk vouches for every byte up to its end, or up to the buffer's end when the
+    // content runs past it (cut); where it stopped early (a budget, damage, text checked only in
+    // its first kibibytes), for the bytes its structure accounts for.
+    return !length_estimated || cut() ? length : std::min(structure_length, length);
+  }
 }
 
 } // namespace dumpsift

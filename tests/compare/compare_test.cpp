@@ -125,6 +125,15 @@ TEST_CASE("diff: reports made with different options get a warning") {
   ReportDiff d = diffOf(baseReport(), after);
   REQUIRE(d.warnings.size() == 1);
   CHECK(d.warnings[0].find("min_size (65536 vs 131072)") != std::string::npos);
+
+  // The holders pass changes no figure compared: a report made with it and one made without (as
+  // diff makes from a dump) are compared without a warning.
+  Json with_holders = baseReport(), without = baseReport();
+  with_holders["options"]["holders"] = "chains";
+  without["options"]["holders"] = "none";
+  CHECK(diffOf(with_holders, without).warnings.empty());
+  without["options"].erase("holders");
+  CHECK(diffOf(without, with_holders).warnings.empty());
 }
 
 TEST_CASE("diff thresholds: --max-growth as a percentage") {

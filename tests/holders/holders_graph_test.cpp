@@ -122,6 +122,13 @@ TEST_CASE("a region of words all pointing into one buffer is counted, not listed
     CHECK(b.holders[0].slot == kOther);
     CHECK(b.verdict == Verdict::Anchored);
     CHECK(b.anchor == HolderKind::Other);
+    // 524,288 references into one buffer: said once.
+    const std::vector<Diagnostic> warnings = run->diags.warnings();
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].message ==
+          "buffer 0x10010000 is referenced by 524,288 words (more than 65,536): memory dense "
+          "with words that point into them; the references are counted and the first 8 of each "
+          "kind listed");
   }
 }
 
@@ -150,4 +157,40 @@ TEST_CASE("more references than the budget give direct holders only, with a warn
   REQUIRE(h.buffers[0].holders.size() == 1);
   CHECK(h.buffers[0].holders[0].block == kHeap);
   CHECK(h.buffers[0].verdict == Verdict::Unknown);
+}
+
+TEST_CASE(
+    "a buffer's opaque bytes are not read: a word there that equals an address is no holder") {
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
+  // `image` holds content a format vouched for from +0x10 to +0x8010; its words at +0x100 (inside)
+  // and +0x9000 (past the content) both equal an address in `held`.
+  const uint64_t image = kHeap + 0x10000, held = kHeap + 0x30000;
+  m.put64(kData + 0x40, image);
+  m.put64(image + 0x100, held);
+  m.put64(image + 0x9000, held + 8);
+  m.put64(kHeap + kHeapSize - 8, 0);
+  std::vector<HolderTarget> targets = {{image, 0x10000, AllocState::Used, 0},
+                                       {held, 0x10000, AllocState::Used, 0}};
+  targets[0].opaque_start = image + 0x10;
+  targets[0].opaque_length = 0x8000;
+  for (unsigned threads : {1u, 4u}) {
+    auto run =
+        runPass(m, {{image, 0x10000}, {held, 0x10000}}, targets, kDefaultHolderBudget, threads);
+    const Holders &h = run->holders;
+    CHECK(h.run.opaque_bytes == 0x8000);
+    CHECK(h.run.scanned_bytes == 0x1000 + kHeapSize - 0x8000);
+    const BufferHolders &b = h.buffers.at(1);
+    CHECK(b.references == 1);
+    REQUIRE(b.holders.size() == 1);
+    CHECK(b.holders[0].slot == image + 0x9000);
+    CHECK(b.verdict == Verdict::Anchored);
+  }
+
+  // Opaque bytes that run past the block are clipped to it.
+  targets[0].opaque_length = UINT64_MAX;
+  auto clipped = runPass(m, {{image, 0x10000}, {held, 0x10000}}, targets, kDefaultHolderBudget, 1);
+  CHECK(clipped->holders.run.opaque_bytes == 0x10000 - 0x10);
+  CHECK(clipped->holders.buffers.at(1).references == 0);
 }

@@ -4,7 +4,8 @@ no port is opened), takes a screenshot, and prints what the page shows as one JS
 
   facts             what the page's DOM holds after load (group rows, histogram bars, thumbnails
                     with the size the browser decoded them at, whether sorting by count sorts,
-                    the text of each item under the Warnings heading; on the fleet page the
+                    the text of each item under the Warnings heading, who holds each group
+                    and each listed buffer; on the fleet page the
                     links to the dumps' pages, the trend charts' bars by version, the outcomes
                     of the dumps not ok, the groups every dump since their first version holds)
   console_errors    console errors, uncaught exceptions and browser log errors (CSP violations)
@@ -52,6 +53,10 @@ FACTS = r"""(() => {
     trend_bars: [...document.querySelectorAll('svg.trend rect.bar')].map(r => r.dataset.version),
     not_ok: [...document.querySelectorAll('#not-ok tbody tr')].map(r => r.dataset.outcome),
     every_dump_groups: document.querySelectorAll('#groups tbody tr[data-every=yes]').length,
+    group_holders: [...document.querySelectorAll('details[id^=g] > p.holders')].map(p => ({
+      group_size: Number(p.closest('details').dataset.size), text: p.textContent})),
+    buffer_holders: [...document.querySelectorAll('td.holders')].map(td => ({
+      buffer: td.closest('tr').id, text: td.textContent})),
   });
 })()"""
 

@@ -69,6 +69,28 @@ TEST_CASE("the story core's page in Chromium shows its groups, a thumbnail for e
   // The image groups: the JPEG slices of 131,080 and 135,152 bytes and the PNG's 360,432.
   CHECK(groups_with_thumbnail == std::set<uint64_t>{131080, 135152, 360432});
 
+  // Who holds them: each group's sentence is the report's, each listed buffer's starts with its
+  // verdict (docs/holders.md).
+  std::map<uint64_t, std::string> group_sentences; // by size
+  for (const nlohmann::json &g : report["groups"])
+    group_sentences[g["size"].get<uint64_t>()] = g["holders"]["summary"].get<std::string>();
+  REQUIRE(facts["group_holders"].size() == groups);
+  for (const nlohmann::json &p : facts["group_holders"])
+    CHECK(p["text"].get<std::string>() ==
+          "held: " + group_sentences[p["group_size"].get<uint64_t>()]);
+  std::map<std::string, std::string> verdicts; // "b-0x..." -> verdict
+  for (const nlohmann::json &b : report["buffers"])
+    verdicts["b-" + b["address"].get<std::string>()] = b["verdict"].get<std::string>();
+  REQUIRE(facts["buffer_holders"].size() >= groups);
+  for (const nlohmann::json &cell : facts["buffer_holders"]) {
+    const std::string text = cell["text"].get<std::string>();
+    INFO(cell.dump());
+    REQUIRE(verdicts.count(cell["buffer"].get<std::string>()));
+    CHECK(text.rfind(verdicts[cell["buffer"].get<std::string>()], 0) == 0);
+    if (text.rfind("anchored", 0) == 0)
+      CHECK(text.find("held by global `story+0x") != std::string::npos);
+  }
+
   // The screenshot is a PNG of the page.
   const std::vector<uint8_t> png = readFileBytes(dir + "/story.png");
   REQUIRE(png.size() > 20000);

@@ -244,3 +244,43 @@ TEST_CASE("typed facts: each is the detail of the same name") {
   CHECK(photo.complete == true);
   CHECK_FALSE(photo.cut());
 }
+
+TEST_CASE("reference-free bytes: what a format's walk vouched for, zeros checked in full") {
+  const ByteVec jpeg = contentFixture("photo_baseline.jpg");
+  ByteVec buffer = jpeg;
+  buffer.resize(jpeg.size() + 4096, 0x5A);
+  const SniffResult whole = sniff(view(buffer));
+  REQUIRE(kindOf(whole) == "jpeg");
+  CHECK(whole.referenceFreeLength() == jpeg.size()); // not the bytes after its end
+
+  // A JPEG cut by the buffer's end: the walk checked every byte up to there.
+  const ByteVec cut(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() / 2));
+  const SniffResult slice = sniff(view(cut));
+  REQUIRE(kindOf(slice) == "jpeg");
+  REQUIRE(slice.cut());
+  CHECK(slice.referenceFreeLength() == cut.size());
+
+  // Zeros checked in full, and zeros judged on samples.
+  CHECK(sniff(view(ByteVec(1 << 20, 0))).referenceFreeLength() == 1u << 20);
+  const SniffResult sampled = sniff(view(ByteVec(32u << 20, 0)));
+  REQUIRE(kindOf(sampled) == "zero");
+  CHECK(sampled.referenceFreeLength() == 0);
+
+  // Random bytes are judged on samples: a pointer among them would not change the verdict.
+  ByteVec random(256 << 10);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (uint8_t &b : random) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    b = static_cast<uint8_t>(state >> 24);
+  }
+  const SniffResult noise = sniff(view(random));
+  REQUIRE(kindOf(noise) == "random");
+  CHECK(noise.referenceFreeLength() == 0);
+
+  // Text longer than its check: only what its structure vouches for (none).
+  const ByteVec text(64 << 10, 'a');
+  const SniffResult long_text = sniff(view(text));
+  REQUIRE(kindOf(long_text) == "text");
+  REQUIRE(long_text.length_estimated);
+  CHECK(long_text.referenceFreeLength() == long_text.structure_length);
+}

@@ -117,6 +117,10 @@ struct HolderTarget {
   AllocState state = AllocState::Unknown;
   /// Index of the walker result that lists it, or kNoHeap for the region scan's buffers.
   uint16_t heap = 0;
+  /// Bytes of the block known to hold no reference of the process, [opaque_start, opaque_start +
+  /// opaque_length) (a format's data, zeros checked in full: SniffResult::referenceFreeLength):
+  /// the pass does not read them.
+  uint64_t opaque_start = 0, opaque_length = 0;
   static constexpr uint16_t kNoHeap = 0xffff;
 };
 
@@ -170,6 +174,7 @@ struct HoldersRun {
   uint64_t blocks = 0;             // blocks in the directory
   uint64_t references = 0;         // references between blocks kept in the graph
   uint64_t scanned_bytes = 0;      // captured writable memory read
+  uint64_t opaque_bytes = 0;       // captured writable memory not read: the targets' opaque bytes
   std::array<uint64_t, 5> roots{}; // references from roots into blocks, by HolderKind
   /// The module files read for names: "PATH" (its build ID checked) or "PATH (named, build ID not
   /// in the dump)"; and the modules whose names were wanted but whose file was not usable:

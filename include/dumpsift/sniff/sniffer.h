@@ -78,6 +78,13 @@ struct SniffResult {
   /// kind reports it (an aws-chunked slice of whole chunks is not complete, but not cut either),
   /// else not `complete`; false when it reports neither.
   bool cut() const { return truncated ? *truncated : complete && !*complete; }
+
+  /// How many bytes from `offset` hold no reference of the process (no word there is a pointer
+  /// it keeps): the data of a format its sniffer parsed (where `length` is an estimate, only the
+  /// bytes its structure accounts for), text, or zeros checked in full. 0 when the bytes were
+  /// judged on samples (random, zeros of a large buffer) or not known (unknown). The holders pass
+  /// does not read them (docs/holders.md).
+  uint64_t referenceFreeLength() const;
 };
 
 /// A payload that framed content carries, decoded: its pieces in order, as views into the content.
