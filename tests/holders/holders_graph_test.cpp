@@ -105,17 +105,30 @@ TEST_CASE("a global, a cycle no root reaches and nothing at all give their verdi
   CHECK(g.held_alike == 1);
 }
 
-TEST_CASE("a region of words all pointing into one buffer is counted, not listed") {
+TEST_CASE("a region of words all pointing into one buffer is counted, not listed; a cycle of "
+          "holders ends") {
   FakeMemory m;
   m.addRegion(kHeap, kHeapSize);
   m.addRegion(kOther, kOtherSize);
   const uint64_t target = kHeap + 0x10000;
   for (uint64_t at = kOther; at < kOther + kOtherSize; at += 8)
     m.put64(at, target + (at & 0xff8));
+  // Two blocks holding each other and a second buffer, which no root reaches.
+  const uint64_t one = kHeap + 0x1000, other = kHeap + 0x2000, cycled = kHeap + 0x40000;
+  m.put64(one + 0x8, other);
+  m.put64(other + 0x8, one);
+  m.put64(one + 0x10, cycled);
   m.put64(kHeap + kHeapSize - 8, 0);
-  const std::vector<HolderTarget> targets = {{target, 0x10000, AllocState::Used, 0}};
+  const std::vector<HolderTarget> targets = {{target, 0x10000, AllocState::Used, 0},
+                                             {cycled, 0x10000, AllocState::Used, 0}};
   for (unsigned threads : {1u, 4u}) {
-    auto run = runPass(m, {{target, 0x10000}}, targets, kDefaultHolderBudget, threads);
+    auto run = runPass(m, {{one, 0x100}, {other, 0x100}, {target, 0x10000}, {cycled, 0x10000}},
+                       targets, kDefaultHolderBudget, threads);
+    const BufferHolders &held_in_cycle = run->holders.buffers.at(1);
+    CHECK(held_in_cycle.verdict == Verdict::HeapOnly);
+    REQUIRE(held_in_cycle.holders.size() == 1);
+    CHECK(held_in_cycle.holders[0].block == one);
+    CHECK(held_in_cycle.holders[0].offset() == 0x10);
     const BufferHolders &b = run->holders.buffers.at(0);
     CHECK(b.references == kOtherSize / 8);
     CHECK(b.holders.size() == kHoldersShown);
