@@ -7,7 +7,11 @@
 #include "dumpsift/heap/walker.h"
 #include "support/byte_builder.h"
 #include "support/heap_walk.h"
+#include "support/minidump_writer.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace dumpsift;
@@ -321,5 +325,196 @@ TEST_CASE("ntheap: a WOW64 process's 32-bit heap, from its 32-bit PEB, beside a 
   CHECK(walked.count("ntheap_heaps") == 2);
   CHECK(walked.count("ntheap_heaps_listed") == 2);
   checkBlocks(walked, blocks, 8, heap32);
+  checkBlocks(walked, h.second, 16, kHeap);
+}
+
+namespace {
+
+/// A WOW64 process's committed memory as a 64-bit writer's full-memory minidump holds it: every
+/// region of `mem` committed read-write private memory in the Memory64List, with the
+/// MemoryInfoList entries `extra` (reservations) beside them; AMD64 system info, wow64.dll and
+/// the 32-bit executable loaded, and `threads` (each: its 64-bit TEB, its 32-bit stack pointer
+/// and the 64-bit context's stack pointer).
+struct Wow64Thread {
+  uint64_t teb, stack32_pointer, rsp;
+};
+std::vector<uint8_t> wow64FullMemoryDump(const test::FakeMemory &mem,
+                                         const std::vector<test::mdmp::Info> &extra,
+                                         const std::vector<Wow64Thread> &threads) {
+  using namespace test::mdmp;
+  MdmpWriter w(6);
+  const uint32_t exe_rva = w.blob(mdString("C:\\Windows\\SysWOW64\\uploader.exe"));
+  const uint32_t wow64_rva = w.blob(mdString("C:\\Windows\\System32\\wow64.dll"));
+  test::ByteWriter list;
+  list.u32(static_cast<uint32_t>(threads.size()));
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const Wow64Thread &t = threads[i];
+    const uint32_t context_rva = w.blob(amd64Context(t.rsp));
+    // MINIDUMP_THREAD: the stack descriptor is the 32-bit stack from its stack pointer up, its
+    // bytes those of the full memory (Memory64List) where the writer put them; here a copy.
+    const auto &regions = mem.regions();
+    auto region = std::prev(regions.upper_bound(t.stack32_pointer));
+    const uint64_t offset = t.stack32_pointer - region->first;
+    std::vector<uint8_t> stack = region->second.bytes;
+    stack.resize(region->second.size);
+    const uint32_t stack_rva = w.blob(
+        std::vector<uint8_t>(stack.begin() + static_cast<std::ptrdiff_t>(offset), stack.end()));
+    list.u32(static_cast<uint32_t>(100 + i)).u32(0).u32(0).u32(0).u64(t.teb);
+    list.u64(t.stack32_pointer).u32(static_cast<uint32_t>(region->second.size - offset));
+    list.u32(stack_rva).u32(1232).u32(context_rva);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::vector<Info> infos = extra;
+  for (const auto &[start, block] : mem.regions()) {
+    ranges.push_back({start, block.size});
+    infos.push_back({start, block.size, kCommit, 0x04, kPrivate});
+  }
+  std::sort(infos.begin(), infos.end(),
+            [](const Info &a, const Info &b) { return a.base < b.base; });
+  w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+  w.stream(ThreadListType, list.bytes);
+  w.stream(ModuleListType, moduleList({{0x240000, 0x30000, exe_rva, 0, 0},
+                                       {0x75380000, 0x3f000, wow64_rva, 0, 0}}));
+  w.stream(MemoryInfoListType, memoryInfoList(infos));
+  // The Memory64List last, its bytes after it: every committed region, in address order.
+  const uint32_t list_rva = w.next();
+  const uint64_t header = 16 + 16 * ranges.size();
+  w.stream(Memory64ListType, memory64List(ranges.size(), list_rva + header, ranges));
+  for (const auto &[start, block] : mem.regions()) {
+    std::vector<uint8_t> bytes = block.bytes;
+    bytes.resize(block.size);
+    w.blob(bytes);
+  }
+  // The sixth slot: MiscInfo with the process id.
+  w.stream(MiscInfoType, miscInfo(4242));
+  return w.finish();
+}
+
+} // namespace
+
+TEST_CASE("ntheap: a WOW64 full-memory minidump: both PEBs' heaps walked, 32-bit stacks, mapped "
+          "memory under 4 GiB and the 64-bit pages") {
+  // The 64-bit side: the x64 heap above, listed by the 64-bit PEB at kPeb.
+  X64Heap h;
+  test::FakeMemory &mem = h.mem;
+  // The 32-bit side: two x86 Windows 8+ heaps the 32-bit PEB lists (_HEAP: +0x08 SegmentSignature,
+  // +0x10 SegmentListEntry, +0x24 FirstEntry, +0x28 LastValidEntry, +0x38 UCRSegmentList,
+  // +0x4C EncodeFlagMask, +0x50 Encoding, +0x60 Signature, +0x9C VirtualAllocdBlocks,
+  // +0xA4 SegmentList; _PEB32: +0x18 ProcessHeap, +0x88 NumberOfHeaps, +0x8C Maximum,
+  // +0x90 ProcessHeaps), entries encoded with each heap's key.
+  constexpr uint64_t heap_a = 0xb00000, heap_b = 0xc00000;
+  constexpr uint64_t key_a = 0x00001a2b3c4d5e6full, key_b = 0x0000f0e1d2c3b4a5ull;
+  auto heap32 = [&](uint64_t heap, uint64_t key, const std::vector<Block> &blocks) {
+    mem.addRegion(heap, 0x4000);
+    HeapWriter w(mem, false, key);
+    mem.put32(heap + 0x08, 0xFFEEFFEE);
+    mem.put32(heap + 0x24, static_cast<uint32_t>(blocks.front().entry));
+    mem.put32(heap + 0x28, static_cast<uint32_t>(heap + 0x4000));
+    mem.put32(heap + 0x4C, 0x00100000);
+    mem.put64(heap + 0x50, key);
+    mem.put32(heap + 0x60, 0xEEFFEEFF);
+    w.links(heap + 0x38, heap + 0x38, heap + 0x38);
+    w.links(heap + 0x9C, heap + 0x9C, heap + 0x9C);
+    w.links(heap + 0xA4, heap + 0x10, heap + 0x10);
+    w.links(heap + 0x10, heap + 0xA4, heap + 0xA4);
+    w.entries(blocks, 0x10);
+  };
+  const std::vector<Block> blocks_a = {{heap_a + 0x4a8, 0x30, true, 0x24},
+                                       {heap_a + 0x4d8, 0x2010, true, 0x2000},
+                                       {heap_a + 0x24e8, 0x1b18, false, 0}};
+  const std::vector<Block> blocks_b = {{heap_b + 0x4a8, 0x800, false, 0},
+                                       {heap_b + 0xca8, 0x3358, true, 0x3350}};
+  heap32(heap_a, key_a, blocks_a);
+  heap32(heap_b, key_b, blocks_b);
+  // The TEBs and PEBs (64-bit TEB: NT_TIB +0 ExceptionList = the 32-bit TEB, +8 StackBase,
+  // +0x10 StackLimit, +0x30 Self, +0x60 ProcessEnvironmentBlock; the 32-bit TEB 0x2000 on:
+  // NT_TIB32 +4 StackBase, +8 StackLimit, +0x18 Self, +0x30 ProcessEnvironmentBlock).
+  constexpr uint64_t teb = 0x7efdb000, teb32 = teb + 0x2000, peb32 = 0x7efde000;
+  constexpr uint64_t stack32 = 0x33d000, stack32_end = 0x340000, stack64 = 0x1ce000;
+  mem.addRegion(teb, 0x3000);
+  mem.addRegion(peb32, 0x1000);
+  mem.addRegion(stack32, stack32_end - stack32);
+  mem.addRegion(stack64, 0x2000);
+  mem.put64(teb + 0x0, teb32);
+  mem.put64(teb + 0x8, stack64 + 0x2000);
+  mem.put64(teb + 0x10, stack64 - 0x2000); // its guard and reserve below: not committed
+  mem.put64(teb + 0x30, teb);
+  mem.put64(teb + 0x60, kPeb);
+  mem.put32(teb32 + 0x4, stack32_end);
+  mem.put32(teb32 + 0x8, stack32);
+  mem.put32(teb32 + 0x18, teb32);
+  mem.put32(teb32 + 0x30, peb32);
+  mem.put32(peb32 + 0x18, heap_a);
+  mem.put32(peb32 + 0x88, 2);
+  mem.put32(peb32 + 0x8C, 16);
+  mem.put32(peb32 + 0x90, peb32 + 0x800);
+  mem.put32(peb32 + 0x800, heap_a);
+  mem.put32(peb32 + 0x804, heap_b);
+  // A buffer the 32-bit stack holds, so the stack is no run of zeros.
+  mem.put32(stack32_end - 0x40, static_cast<uint32_t>(blocks_a[1].entry + 8));
+  // Above 4 GiB: one committed page between reservations, as wow64's own 64-bit allocations.
+  constexpr uint64_t high_page = 0x200000000;
+  mem.addRegion(high_page, 0x1000);
+  mem.put64(high_page, 0x1122334455667788ull);
+  using test::mdmp::Info;
+  const std::vector<Info> reserved = {
+      {kHeap + 0x8000, 0x2000, test::mdmp::kReserve, 0, test::mdmp::kPrivate},
+      {stack64 - 0x2000, 0x2000, test::mdmp::kReserve, 0, test::mdmp::kPrivate},
+      {0x100000000, 0x100000000, test::mdmp::kReserve, 0, test::mdmp::kPrivate},
+      {high_page + 0x1000, 0x7ffd00000000, test::mdmp::kReserve, 0, test::mdmp::kPrivate}};
+  const std::vector<uint8_t> file =
+      wow64FullMemoryDump(mem, reserved, {{teb, stack32_end - 0x3b8, stack64 + 0xae0}});
+
+  llvm::StringRef data(reinterpret_cast<const char *>(file.data()), file.size());
+  auto opened = openDump(llvm::MemoryBuffer::getMemBufferCopy(data, "wow64-full.dmp"));
+  if (!opened)
+    FAIL(llvm::toString(opened.takeError()));
+  const Snapshot &snap = **opened;
+  CHECK(snap.system.wow64);
+  CHECK(snap.process.peb == kPeb);
+  CHECK(snap.process.peb32 == peb32);
+
+  // The stacks: the 32-bit one is the thread's, the 64-bit one kept beside it; both `stack`.
+  REQUIRE(snap.threads.size() == 1);
+  const Thread &t = snap.threads[0];
+  CHECK(t.stack_pointer == stack32_end - 0x3b8);
+  CHECK(t.stack_start == stack32);
+  CHECK(t.stack_end == stack32_end);
+  CHECK(t.wow64_stack_pointer == stack64 + 0xae0);
+  auto classOf = [&](uint64_t address) {
+    for (const Region &r : snap.regions)
+      if (address >= r.start && address < r.end())
+        return r.cls;
+    return RegionClass::Other;
+  };
+  CHECK(classOf(stack32) == RegionClass::Stack);
+  CHECK(classOf(stack64) == RegionClass::Stack);
+
+  // Mapped: every region below 4 GiB, committed or reserved (listed, nothing captured), and above
+  // it the one committed page only (not the 128 TiB reservation).
+  uint64_t listed_low = 0, mapped_low = 0, mapped_high = 0;
+  for (const auto &[start, block] : mem.regions())
+    if (start < (uint64_t(1) << 32))
+      listed_low += block.size;
+  for (const Info &r : reserved)
+    if (r.base < (uint64_t(1) << 32))
+      listed_low += r.size;
+  for (const Region &r : snap.regions)
+    (r.end() <= (uint64_t(1) << 32) ? mapped_low : mapped_high) += r.size;
+  CHECK(mapped_high == 0x1000);
+  CHECK(mapped_low == listed_low);
+  CHECK(mapped_low < (uint64_t(1) << 32));
+
+  // Every heap the two PEBs list, walked entry by entry: used and free, exact bounds.
+  test::WalkedHeap walked = test::walkHeap(snap, "ntheap");
+  REQUIRE(walked.error.empty());
+  INFO(walked.fact("ntheap_layout"));
+  CHECK(walked.count("ntheap_heaps_listed") == 3);
+  CHECK(walked.count("ntheap_heaps") == 3);
+  CHECK(walked.warnings.empty());
+  checkBlocks(walked, blocks_a, 8, heap_a);
+  checkBlocks(walked, blocks_b, 8, heap_b);
+  checkBlocks(walked, h.first, 16, kHeap);
+  checkBlocks(walked, h.after_hole, 16, kHeap);
   checkBlocks(walked, h.second, 16, kHeap);
 }
