@@ -1,8 +1,8 @@
 // The minidump reader on hand-made files: well-formed ones that pin every field's offset, and
 // hostile ones (cut short, lying counts, locations past EOF, duplicates), plus truncation and
-// mutation sweeps over every real dump. The writer below spells out each layout itself and shares
-// nothing with the parser or LLVM's structs, so a wrong offset in the parser fails here instead of
-// being copied into the fixture.
+// mutation sweeps over every real dump. The writer (support/minidump_writer.h) spells out each
+// layout itself and shares nothing with the parser or LLVM's structs, so a wrong offset in the
+// parser fails here instead of being copied into the fixture.
 #include "../../src/dump/minidump_streams.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/dump/snapshot.h"
