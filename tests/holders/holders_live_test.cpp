@@ -2,12 +2,12 @@
 // way (a field of a class with a vtable reached from a global, a field of a struct without one, a
 // global pointer, a local of a sleeping thread, a register, an object nothing holds, nothing at
 // all) and prints the holder, class and verdict each must get; gcore dumps it and `dumpsift
-// analyze` must report exactly that, under glibc's malloc and under jemalloc (preloaded), and for
-// a stripped build of the program (its classes named from their RTTI, its globals by symbol only
-// when --module-path gives the unstripped file).
+// analyze` must report exactly that, under glibc's malloc and under jemalloc, tcmalloc and
+// mimalloc (preloaded), and for a stripped build of the program (its classes named from their RTTI,
+// its globals by symbol only when --module-path gives the unstripped file).
 //
-// Needs gdb (gcore), and libjemalloc2 for the jemalloc case: skipped with a visible warning
-// without them, except under CI (CI set), where they fail.
+// Needs gdb (gcore), and libjemalloc2, libtcmalloc-minimal4 and libmimalloc2.0 for the preloaded
+// cases: skipped with a visible warning without them, except under CI (CI set), where they fail.
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -22,6 +22,8 @@ using nlohmann::json;
 namespace {
 
 const char *const kJemallocLibrary = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+const char *const kTcmallocLibrary = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4";
+const char *const kMimallocLibrary = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2";
 
 /// What `analyze --json` said of each buffer, by address.
 std::map<std::string, json> buffersByAddress(const std::string &dir, const std::string &args) {
@@ -94,6 +96,22 @@ void checkManifest(const std::vector<json> &manifest, const std::map<std::string
 #endif
 }
 
+/// The holders program with `library` preloaded as its malloc: every buffer as it said.
+void checkPreloaded(const char *library, const std::string &walker) {
+  if (!availableOrSkipped(canRunGcore() && std::filesystem::exists(library),
+                          "gcore or " + std::string(library) + " is missing"))
+    return;
+  const PreloadedCore *core = preloadedCore(library, "holders");
+  REQUIRE(core != nullptr);
+  const std::string dir = scratchDir("holders_live_" + walker);
+  CommandResult r = runTool(dir, "analyze --json '" + core->path + "'");
+  REQUIRE(r.exit_code == 0);
+  const json report = json::parse(r.out);
+  REQUIRE(report["heaps"].size() >= 1);
+  CHECK(report["heaps"][0]["walker"] == walker);
+  checkManifest(core->manifest, buffersByAddress(dir, "'" + core->path + "'"), true);
+}
+
 } // namespace
 
 TEST_CASE("every buffer of a live program under glibc gets its holder, class and "
@@ -138,12 +156,19 @@ TEST_CASE("a stripped program's classes are named from its RTTI, its globals fro
 TEST_CASE("every buffer of a live program under jemalloc gets its holder, class and "
           "verdict",
           "[live]") {
-  if (!availableOrSkipped(canRunGcore() && std::filesystem::exists(kJemallocLibrary),
-                          "gcore or " + std::string(kJemallocLibrary) + " is missing"))
-    return;
-  const PreloadedCore *core = preloadedCore(kJemallocLibrary, "holders");
-  REQUIRE(core != nullptr);
-  checkManifest(core->manifest, buffersByAddress(".", "'" + core->path + "'"), true);
+  checkPreloaded(kJemallocLibrary, "jemalloc");
+}
+
+TEST_CASE("every buffer of a live program under tcmalloc gets its holder, class and "
+          "verdict",
+          "[live]") {
+  checkPreloaded(kTcmallocLibrary, "tcmalloc");
+}
+
+TEST_CASE("every buffer of a live program under mimalloc gets its holder, class and "
+          "verdict",
+          "[live]") {
+  checkPreloaded(kMimallocLibrary, "mimalloc");
 }
 
 TEST_CASE("the story names the holder of its aws-chunked and JPEG buffers: its global "
