@@ -4,6 +4,7 @@
 #include "names.h"
 
 #include "dumpsift/dump/words.h"
+#include "dumpsift/support/bytes.h"
 
 #include "llvm/Demangle/Demangle.h"
 
@@ -104,7 +105,9 @@ llvm::StringRef Names::fromSymbol(const Module &module, uint64_t vptr) {
 
 llvm::StringRef Names::classOf(uint64_t block) {
   std::optional<uint64_t> vptr = memory_.readPointer(block);
-  if (!vptr || *vptr == 0)
+  // Aligned first: no word DenseMap reserves as a key (~0, ~0 - 1) is.
+  if (!vptr || *vptr == 0 || *vptr % memory_.snapshot().system.pointer_size != 0 ||
+      isReservedDenseKey(*vptr))
     return "";
   auto [it, inserted] = by_vptr_.try_emplace(*vptr, "");
   if (!inserted)
@@ -112,8 +115,7 @@ llvm::StringRef Names::classOf(uint64_t block) {
   // A vtable lies in a module's read-only data (.data.rel.ro after relocation, or .rodata).
   const Region *region = memory_.regionContaining(*vptr);
   const Module *module = files_.moduleAt(*vptr);
-  if (!region || region->perms.write || region->cls != RegionClass::Image || !module ||
-      *vptr % memory_.snapshot().system.pointer_size != 0)
+  if (!region || region->perms.write || region->cls != RegionClass::Image || !module)
     return "";
   llvm::StringRef name = fromRtti(*vptr);
   if (name.empty())

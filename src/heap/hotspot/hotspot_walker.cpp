@@ -4,6 +4,7 @@
 // class's layout helper sizes it (klass.hpp). docs/heap-hotspot.md describes it all.
 #include "hotspot_walker.h"
 
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "jvm.h"
@@ -153,6 +154,8 @@ private:
     if (slot.filled && slot.klass == klass)
       return slot.info;
     KlassInfo info;
+    if (isReservedDenseKey(klass)) // no class: and no key of the map below
+      return info;
     if (auto it = klasses_.find(klass); it != klasses_.end()) {
       info = it->second;
     } else {

@@ -1,6 +1,7 @@
 // Finding jemalloc's structures without symbols: its home module, the size class tables, the
 // extent map's root, the arenas, their thread caches and base blocks. See jemalloc_model.h for
 // the contracts and docs/heap-jemalloc.md for the signatures.
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "jemalloc_model.h"
@@ -296,7 +297,7 @@ Tcaches readTcaches(const AddressSpace &memory, const Arenas &arenas, Diagnostic
     llvm::DenseSet<uint64_t> seen;
     uint64_t slow = head;
     for (unsigned steps = 0;; ++steps) {
-      if (steps == kMaxTcaches || !seen.insert(slow).second) {
+      if (steps == kMaxTcaches || isReservedDenseKey(slow) || !seen.insert(slow).second) {
         diags.warn(where, "tcache ring loops at " + hexAddress(slow) + "; cut there");
         break;
       }
@@ -365,7 +366,7 @@ std::vector<BaseBlock> readBaseBlocks(const AddressSpace &memory, const Arenas &
     llvm::DenseSet<uint64_t> seen;
     for (unsigned steps = 0; block; ++steps) {
       uint64_t size = 0, next = 0;
-      if (steps == kMaxBlocks || !seen.insert(block).second ||
+      if (steps == kMaxBlocks || isReservedDenseKey(block) || !seen.insert(block).second ||
           !memory.readU64(block + kBlockSize, size) || !memory.readU64(block + kBlockNext, next) ||
           size == 0 || block + size < block) {
         diags.warn("jemalloc arena " + std::to_string(k),

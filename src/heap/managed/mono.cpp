@@ -14,6 +14,7 @@
 //              elements at +32. LOS size = align8(32 + length * element size).
 //   MonoVTable: klass @0, rank @44.  MonoClass: element_class @0, rank @26, class_kind @27
 //              (5 = array), name @64, element_size @136, _byval_arg @176 (data @176, type @186).
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "scan.h"
@@ -243,7 +244,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     known.insert(o.header);
   for (size_t i = 0; i < found.size(); ++i) {
     uint64_t next = found[i].next;
-    if (next == 0 || known.count(next))
+    if (next == 0 || (!isReservedDenseKey(next) && known.count(next)))
       continue;
     uint64_t avail = memory_.capturedRunFrom(next);
     const uint8_t *p = memory_.tryView(next, std::min<uint64_t>(avail, kLosHeader + kArrayData));
@@ -268,7 +269,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   // object nothing else points to; the global holding it lies in the runtime binary's data.
   llvm::DenseMap<uint64_t, unsigned> in_degree;
   for (const LosObject &o : found)
-    if (o.next)
+    if (o.next && !isReservedDenseKey(o.next))
       ++in_degree[o.next];
   // A sorted vector, not a DenseSet: words read from memory may equal DenseSet's reserved keys.
   std::vector<uint64_t> heads;
@@ -300,7 +301,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     llvm::DenseMap<uint64_t, uint64_t> next_of;
     for (const LosObject &o : found)
       next_of[o.header] = o.next;
-    for (uint64_t h = head_refs[0]; h && listed.insert(h).second;) {
+    for (uint64_t h = head_refs[0]; h && !isReservedDenseKey(h) && listed.insert(h).second;) {
       auto it = next_of.find(h);
       h = it == next_of.end() ? 0 : it->second;
     }

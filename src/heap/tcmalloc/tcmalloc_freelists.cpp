@@ -1,6 +1,7 @@
 // The free objects tcmalloc keeps outside its spans' own lists: batches in the central lists'
 // transfer slots and the per-thread caches. Both are singly linked through each object's first
 // word (linked_list.h).
+#include "dumpsift/support/bytes.h"
 #include "dumpsift/support/hex.h"
 #include "tcmalloc_model.h"
 
@@ -141,8 +142,8 @@ CachedFree collectCachedFree(const AddressSpace &memory, const Globals &globals,
   llvm::DenseSet<uint64_t> seen;
   for (uint64_t head : globals.thread_cache_heads) {
     for (uint64_t cache = head; cache != 0;) {
-      if (!seen.insert(cache).second)
-        break; // reached from an earlier head, or a loop
+      if (isReservedDenseKey(cache) || !seen.insert(cache).second)
+        break; // reached from an earlier head, a loop, or no address
       if (seen.size() > kMaxThreadCaches) {
         diags.warn(hexAddress(cache), "more than " + std::to_string(kMaxThreadCaches) +
                                           " thread caches; the rest are not read");
