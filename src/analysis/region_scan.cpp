@@ -271,9 +271,53 @@ void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, u
     if (end - start < std::max(options.min_size, kSmallestUnsignedRun))
       continue;
     SniffResult content = sniff(bytes.slice(start, end - start));
-    if (content.kind == ContentKind::Random)
+    if (content.kind == ContentKind::Random) {
       emitRun(base + start, end - start, std::move(content), true, false, options, emit);
+    } else if (kindFacts(content.kind).family == KindFamily::Text) {
+      // Text (UTF-16 or 8-bit) from its first character, past a block header before it, to the
+      // run's end; UTF-16 in whole code units (its last unit's high byte may be the first zero).
+      const uint64_t at = start + content.offset;
+      uint64_t text_end = end;
+      if (content.kind == ContentKind::Utf16 && (text_end - at) % 2 && text_end < to)
+        ++text_end;
+      if (text_end - at >= std::max(options.min_size, kSmallestUnsignedRun))
+        emitRun(base + at, text_end - at, std::move(content), true, false, options, emit);
+    }
   }
+}
+
+// Bytes of zeros after the content of a range past which they are no page rounding.
+constexpr uint64_t kAllocationTailZeros = 4096;
+
+// A whole captured range of private memory holding one allocation behind a header (a heap's large
+// block: Wine's arena header, then the data), whose content is short content with a signature
+// within the first page and then zeros, a page or more of them, to the range's end: a buffer that
+// was allocated large and filled in part (a 1 MiB buffer holding one AMQP frame). The buffer from
+// that content to the range's end, its extent an estimate; nullopt when the range is not that.
+std::optional<Buffer> contentBehindHeader(const Snapshot &snapshot, const UnclaimedRange &r,
+                                          llvm::ArrayRef<uint8_t> bytes,
+                                          const AnalyzeOptions &options) {
+  const auto m = std::lower_bound(
+      snapshot.memory.begin(), snapshot.memory.end(), r.start,
+      [](const MemoryRange &range, uint64_t start) { return range.start < start; });
+  if (m == snapshot.memory.end() || m->start != r.start || m->bytes.size() != r.size ||
+      r.start % 4096 != 0 || r.size < options.min_size)
+    return std::nullopt;
+  const uint64_t end = contentEnd(bytes);
+  if (end == 0 || bytes.size() - end < kAllocationTailZeros)
+    return std::nullopt;
+  AnalyzeOptions any_size = options;
+  any_size.min_size = 1;
+  std::vector<Buffer> found;
+  scanBytes(r.start, bytes.take_front(end), any_size,
+            [&](Buffer b) { found.push_back(std::move(b)); });
+  if (found.size() != 1 || found[0].allocation.address - r.start >= kAllocationTailZeros ||
+      found[0].allocation.address + found[0].allocation.size < r.start + end)
+    return std::nullopt;
+  Buffer b = std::move(found[0]);
+  b.allocation.size = b.allocation.chunk_size = r.start + r.size - b.allocation.address;
+  b.estimated = true;
+  return b;
 }
 
 } // namespace
@@ -306,6 +350,10 @@ void scanUnclaimed(const AddressSpace &memory, const std::vector<UnclaimedRange>
     } else if (hits.empty() && holdsOneAllocation(memory.snapshot(), r, bytes)) {
       // Its size is the committed pages'; sniffing gives its kind.
       emitRun(r.start, r.size, SniffResult{}, false, true, options, emit);
+    } else if (std::optional<Buffer> one =
+                   hits.empty() ? contentBehindHeader(memory.snapshot(), r, bytes, options)
+                                : std::nullopt) {
+      emit(std::move(*one));
     } else {
       uint64_t covered = 0; // the gaps between the hits hold the content without a signature
       for (Buffer &b : hits) {

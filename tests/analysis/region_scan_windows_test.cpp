@@ -1,8 +1,9 @@
 // The region scan on a Windows dump (src/analysis/region_scan.cpp), where it stands in for the NT
-// heap walker that does not exist: whole private allocations, and runs of zeros or random bytes
-// between heap blocks. tests/windows/wine_story_test.cpp checks it on a real MiniDumpWriteDump
-// dump; this hand-laid memory checks the edges that dump does not show (a run at a range's end, a
-// run under a page, a range whose content starts after zeros, the same memory on Linux).
+// heap walker that does not exist: whole private allocations, runs of zeros, random bytes or text
+// between heap blocks, and large blocks filled in part. tests/windows/wine_story_test.cpp checks it
+// on a real MiniDumpWriteDump dump; this hand-laid memory checks the edges that dump does not show
+// (a run at a range's end, a run under a page, a range whose content starts after zeros, the same
+// memory on Linux).
 #include "../../src/analysis/region_scan.h"
 #include "support/byte_builder.h"
 
@@ -113,4 +114,60 @@ TEST_CASE("region scan off Windows: the same memory gives no whole allocations a
   WindowsMemory w;
   w.snap->system.os = Os::Linux;
   CHECK(scan(*w.snap, false).empty());
+}
+
+TEST_CASE("region scan on Windows: a large block filled in part, and UTF-16 text between heap "
+          "blocks") {
+  FakeMemory fake;
+  // A heap's large block as Wine makes it: a page-aligned range of its own, a 64-byte header
+  // (with 16 zero bytes in it, as a header's size fields have), then a 1 MiB buffer that holds
+  // one AMQP basic.publish method frame (type 1, channel 1, size, class 60, method 40, a
+  // reserved u16, exchange and routing key as short strings, flags, frame end 0xCE) and zeros.
+  constexpr uint64_t kLarge = 0x200000, kLargeSize = 0x110000, kFrame = kLarge + 0x40;
+  fake.addRegion(kLarge, kLargeSize);
+  fake.put64(kLarge, 0x1122334455667788ULL);
+  fake.put64(kLarge + 0x18, 0x0000000000100000ULL);
+  fake.put64(kLarge + 0x20, 0x00000000000fffc0ULL);
+  fake.put64(kLarge + 0x30, 0x5355002f080030e5ULL);
+  const std::vector<uint8_t> payload = {0x00, 0x3c, 0x00, 0x28, 0x00, 0x00, 0x07, 'u', 'p',
+                                        'l',  'o',  'a',  'd',  's',  0x0b, 'i',  'm', 'a',
+                                        'g',  'e',  's',  '.',  'j',  'p',  'e',  'g', 0x00};
+  std::vector<uint8_t> frame = {
+      0x01, 0x00, 0x01, 0x00, 0x00, 0x00, static_cast<uint8_t>(payload.size())};
+  frame.insert(frame.end(), payload.begin(), payload.end());
+  frame.push_back(0xCE);
+  fake.putBytes(kFrame, frame);
+  fake.put8(kLarge + kLargeSize - 1, 0);
+  // A heap of packed blocks: a header, 64 KiB of UTF-16LE text, zeros, a header and a small
+  // block, then the free tail.
+  constexpr uint64_t kTextHeap = 0x400000, kText = kTextHeap + 0x10, kTextBytes = 0x10000;
+  fake.addRegion(kTextHeap, 0x20000);
+  fake.put64(kText - 8, 0x5355002f080030e5ULL);
+  const std::string line = "The quick brown fox jumps over the lazy dog; ";
+  for (uint64_t i = 0; i < kTextBytes / 2; ++i)
+    fake.put16(kText + 2 * i, static_cast<uint8_t>(line[i % line.size()]));
+  fake.put64(kText + kTextBytes + 0x20, 0x5355002f080030e5ULL);
+  fake.putBytes(kText + kTextBytes + 0x28, randomBytes(0x100, 6));
+  fake.put8(kTextHeap + 0x20000 - 1, 0);
+  std::unique_ptr<Snapshot> snap = fake.snapshot();
+  snap->system.os = Os::Windows;
+
+  const std::vector<Buffer> found = scan(*snap, true);
+  REQUIRE(found.size() == 2);
+  // The buffer from the frame to the block's end: the frame's kind, the extent an estimate.
+  CHECK(found[0].allocation.address == kFrame);
+  CHECK(found[0].allocation.size == kLarge + kLargeSize - kFrame);
+  CHECK(found[0].content.kind == ContentKind::Amqp);
+  CHECK(found[0].estimated);
+  // The text, from its first character or the header before it, to its last code unit.
+  CHECK(found[1].content.kind == ContentKind::Utf16);
+  CHECK(found[1].allocation.address >= kText - 8);
+  CHECK(found[1].allocation.address <= kText);
+  CHECK(found[1].allocation.address + found[1].allocation.size == kText + kTextBytes);
+  CHECK(found[1].estimated);
+
+  // Off Windows neither is reported: the frame is under the threshold, and text without a
+  // signature is not looked for.
+  snap->system.os = Os::Linux;
+  CHECK(scan(*snap, false).empty());
 }
