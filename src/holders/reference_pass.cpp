@@ -49,8 +49,9 @@ public:
   void hit(uint64_t slot, uint64_t value, uint32_t entry) {
     const uint32_t node = plan_.probe_nodes->empty() ? entry : (*plan_.probe_nodes)[entry];
     const Slot from = plan_.slots->classify(slot, cursor_);
-    if (from.cls == SlotClass::Drop || (from.cls == SlotClass::Heap && from.node == node))
-      return; // no reference, or a block pointing into itself
+    if (from.cls == SlotClass::Drop || (from.cls == SlotClass::Heap && from.node == node) ||
+        plan_.slots->outsideHandles(from, slot, node))
+      return; // no reference, a block pointing into itself, or a runtime's bookkeeping
     const uint32_t target = (*plan_.probe_targets)[entry];
     if (target != kNoEntry)
       keepTarget({slot, value, target, from, false}, holderKindOf(from.cls));
@@ -211,6 +212,12 @@ SlotClassifier::SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalk
     for (const HeapArea &b : heaps[h].bookkeeping)
       if (b.size && b.start + b.size > b.start)
         bookkeeping_.push_back({b.start, b.start + b.size, uint32_t(h), false});
+    held_through_handles_.push_back(heaps[h].held_through_handles);
+    handles_.emplace_back();
+    for (const HeapArea &s : heaps[h].handles)
+      if (s.size && s.start + s.size > s.start)
+        handles_.back().push_back({s.start, s.start + s.size, uint32_t(h), false});
+    sortZones(handles_.back());
   }
   for (size_t t = 0; t < snapshot.threads.size(); ++t) {
     const Thread &th = snapshot.threads[t];
@@ -250,6 +257,27 @@ HolderKind holderKindOf(SlotClass cls) {
   default:
     return HolderKind::Heap;
   }
+}
+
+bool SlotClassifier::outsideHandles(const Slot &from, uint64_t slot, uint32_t node) const {
+  const uint16_t heap = nodes_.heaps[node];
+  if (heap >= held_through_handles_.size() || !held_through_handles_[heap])
+    return false;
+  switch (from.cls) {
+  case SlotClass::Stack:
+    return false;
+  case SlotClass::Heap:
+    if (nodes_.heaps[from.node] == heap)
+      return false; // one of the runtime's objects holding another
+    break;
+  case SlotClass::Unlisted:
+    if (from.where == heap)
+      return false; // an object of the runtime's heap that its walker does not list
+    break;
+  default:
+    break;
+  }
+  return find(handles_[heap], slot) == nullptr;
 }
 
 Slot SlotClassifier::classify(uint64_t slot, uint32_t &cursor) const {

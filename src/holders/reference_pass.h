@@ -83,6 +83,10 @@ public:
   Slot classify(uint64_t slot, uint32_t &cursor) const;
   /// Where node `node` starts.
   uint64_t nodeStart(uint32_t node) const { return nodes_.starts[node]; }
+  /// True when node `node` belongs to a runtime held only through handles
+  /// (HeapWalkResult::held_through_handles) and the word at `slot`, of class `from`, lies outside
+  /// that runtime's areas, outside the live stacks and outside its handles: no reference.
+  bool outsideHandles(const Slot &from, uint64_t slot, uint32_t node) const;
 
 private:
   struct Zone {
@@ -96,6 +100,10 @@ private:
   const Directory &nodes_;
   bool complete_;
   std::vector<Zone> bookkeeping_, areas_, live_stacks_, dead_stacks_, modules_;
+  /// Per walker result: its handle slots, when it is held only through handles (else empty and
+  /// held_through_handles_ false).
+  std::vector<std::vector<Zone>> handles_;
+  std::vector<bool> held_through_handles_;
 };
 
 /// What the pass looks for and keeps.

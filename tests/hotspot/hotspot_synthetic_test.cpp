@@ -535,3 +535,74 @@ TEST_CASE("hotspot walker on hostile heaps: absurd counts and lengths, loops, wi
 }
 
 } // namespace
+
+TEST_CASE("hotspot walker finds the handle storages by their shape: strong slots in use, weak "
+          "ones, decoys") {
+  test::FakeProcess p;
+  test::putHotSpotG1Heap(p);
+  {
+    // No storage: every native word stays a possible holder.
+    Walked w = walk(p);
+    REQUIRE(w.error.empty());
+    CHECK(w.fact("hotspot_handle_storages") == "0 strong, 0 weak");
+    CHECK_FALSE(w.result.held_through_handles);
+    CHECK(w.result.handles.empty());
+  }
+  // The C heap: OopStorage {const char *_name; ActiveArray *_active_array}, ActiveArray
+  // {_size, _block_count, _refcount, Block *[]}, Block {oop _data[64]; _allocated_bitmask @512;
+  // _owner_address @520}, blocks 64-byte aligned.
+  constexpr uint64_t heap = 0x5000000;
+  p.addRegion(heap, 0x10000);
+  uint64_t next = heap;
+  auto alloc = [&](uint64_t bytes) {
+    const uint64_t at = next;
+    next += (bytes + 63) & ~uint64_t(63);
+    return at;
+  };
+  struct Storage {
+    uint64_t address;
+    std::vector<uint64_t> blocks;
+  };
+  auto storage = [&](const std::string &name, std::vector<uint64_t> masks, uint64_t claimed = 0) {
+    Storage st{alloc(64), {}};
+    const uint64_t text = alloc(64), array = alloc(24 + 8 * masks.size());
+    p.putBytes(text, name), p.put8(text + name.size(), 0);
+    p.put64(st.address, text), p.put64(st.address + 8, array);
+    p.put64(array, claimed ? claimed : masks.size() + 2);
+    p.put64(array + 8, claimed ? claimed : masks.size());
+    for (size_t i = 0; i < masks.size(); ++i) {
+      const uint64_t block = alloc(512 + 32);
+      p.put64(array + 24 + 8 * i, block);
+      p.put64(block + 512, masks[i]), p.put64(block + 520, st.address);
+      st.blocks.push_back(block);
+    }
+    return st;
+  };
+  const Storage jni = storage("JNI Global", {0b1011, uint64_t(1) << 63});
+  const uint64_t first_block = jni.blocks[0], second_block = jni.blocks[1];
+  const Storage weak = storage("VM Weak", {0xff});
+  // Decoys: a block that names another owner, and a storage claiming 2^40 blocks.
+  const Storage wrong_owner = storage("VM Global", {0x1});
+  p.put64(wrong_owner.blocks[0] + 520, weak.address);
+  const Storage absurd = storage("Thread OopStorage", {0x1}, uint64_t(1) << 40);
+  // libjvm's data points at each (OopStorageSet::_storages).
+  const uint64_t statics = HotSpotBuilder::kData + 0xfe00;
+  uint64_t at = statics;
+  for (const Storage *st : {&jni, &weak, &wrong_owner, &absurd})
+    p.put64(at, st->address), at += 8;
+
+  Walked w = walk(p);
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("hotspot_handle_storages") == "1 strong, 1 weak");
+  CHECK(w.fact("hotspot_strong_handles") == "4");
+  CHECK(w.result.held_through_handles);
+  // The slots in use of the strong storage, as runs: 0-1 and 3 of the first block, 63 of the
+  // second.
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  for (const HeapArea &h : w.result.handles)
+    runs.push_back({h.start, h.start + h.size});
+  CHECK(runs ==
+        std::vector<std::pair<uint64_t, uint64_t>>{{first_block, first_block + 16},
+                                                   {first_block + 24, first_block + 32},
+                                                   {second_block + 504, second_block + 512}});
+}

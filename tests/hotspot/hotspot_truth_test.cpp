@@ -11,11 +11,13 @@
 #include "dumpsift/analysis/analysis.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "dumpsift/support/hex.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -115,6 +117,67 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> jhsdbHistogram(const std::s
   }
   REQUIRE(histogram.count("Total") == 1);
   return histogram;
+}
+
+/// One OopStorage as gdb reads it through libjvm's symbols: blocks, slots in use, name.
+struct GdbStorage {
+  uint64_t blocks = 0, handles = 0;
+  std::string name;
+};
+
+/// The OopStorages of the JVM in `core`, from OopStorageSet::_storages (its size from `nm -S`)
+/// and libjvm's symbol table (Debian's libjvm keeps it). The oracle for the handles the walker
+/// finds by their shape; it reads the same fields (a storage's active array at +8, the block
+/// pointers from +24, a block's bitmask at +512: oopStorage.hpp).
+std::vector<GdbStorage> gdbStorages(const std::string &core) {
+  const std::string libjvm = javaHome() + "/lib/server/libjvm.so";
+  CommandResult nm = runCommand("nm -S --defined-only '" + libjvm + "'");
+  std::smatch m;
+  uint64_t count = 0;
+  const std::regex symbol(R"(^[0-9a-f]+ ([0-9a-f]+) [bBdD] _ZN13OopStorageSet9_storagesE$)");
+  std::istringstream nm_lines(nm.out);
+  for (std::string line; std::getline(nm_lines, line);)
+    if (std::regex_match(line, m, symbol))
+      count = std::stoull(m[1], nullptr, 16) / 8;
+  INFO("nm -S " << libjvm);
+  REQUIRE(count > 0);
+  const std::string script = fs::path(core).parent_path() / "storages.gdb";
+  {
+    std::ofstream out(script);
+    out << "set pagination off\n"
+        << "set $i = 0\n"
+        << "while $i < " << count << "\n"
+        << "  set $s = ((long*)&'OopStorageSet::_storages')[$i]\n"
+        << "  if $s != 0\n"
+        << "    set $a = *(long*)($s + 8)\n"
+        << "    set $n = ((long*)$a)[1]\n"
+        << "    set $h = 0\n"
+        << "    set $j = 0\n"
+        << "    while $j < $n\n"
+        << "      set $m = *(unsigned long*)(((long*)$a)[3 + $j] + 512)\n"
+        << "      while $m != 0\n"
+        << "        set $h = $h + ($m & 1)\n"
+        << "        set $m = $m >> 1\n"
+        << "      end\n"
+        << "      set $j = $j + 1\n"
+        << "    end\n"
+        << "    printf \"storage %ld %ld %s\\n\", $n, $h, *(char**)$s\n"
+        << "  end\n"
+        << "  set $i = $i + 1\n"
+        << "end\n";
+  }
+  CommandResult r = runCommand("gdb -nx -q -batch -x '" + script + "' '" + javaHome() +
+                               "/bin/java' '" + core + "' 2>&1");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  std::vector<GdbStorage> storages;
+  const std::regex row(R"(^storage (\d+) (\d+) (.+)$)");
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (std::regex_match(line, m, row))
+      storages.push_back({std::stoull(m[1]), std::stoull(m[2]), m[3]});
+  REQUIRE(storages.size() == count);
+  return storages;
 }
 
 std::string fact(const HeapWalkResult &r, const std::string &key) {
@@ -292,6 +355,46 @@ void checkConfig(const Config &config) {
       if (inside)
         CHECK(bufferSource(analysis, b) == "hotspot");
     }
+
+    // The handles: the OopStorages the walker finds by their shape are the ones libjvm's
+    // symbols name, with as many slots in use (the storages that have a block).
+    uint64_t strong = 0, weak = 0, strong_handles = 0;
+    for (const GdbStorage &st : gdbStorages(core)) {
+      UNSCOPED_INFO("gdb: storage " << st.name << ": " << st.blocks << " blocks, " << st.handles
+                                    << " handles");
+      if (st.blocks == 0)
+        continue;
+      const bool is_weak = st.name.find("Weak") != std::string::npos;
+      (is_weak ? weak : strong) += 1;
+      if (!is_weak)
+        strong_handles += st.handles;
+    }
+    CHECK(strong >= 2);
+    CHECK(fact(*result, "hotspot_handle_storages") ==
+          std::to_string(strong) + " strong, " + std::to_string(weak) + " weak");
+    CHECK(fact(*result, "hotspot_strong_handles") == std::to_string(strong_handles));
+
+    // Who holds the arrays: StoryArrays holds them through Java references (a static list) and
+    // its locals, never from native memory. The VM's own records there hold the addresses of
+    // some (a G1 region's bottom is its first object; G1 keeps per-region arrays of such
+    // addresses), and they are not holders: outside the stacks, only a handle holds a Java
+    // object from native memory.
+    REQUIRE(analysis.holders.buffers.size() == analysis.buffers.size());
+    size_t java_arrays = 0;
+    for (size_t i = 0; i < analysis.buffers.size(); ++i) {
+      const Buffer &b = analysis.buffers[i];
+      if (bufferSource(analysis, b) != "hotspot")
+        continue;
+      ++java_arrays;
+      for (const Holder &h : analysis.holders.buffers[i].holders) {
+        INFO(hexAddress(b.allocation.address)
+             << " is held at " << hexAddress(h.slot) << ", +" << h.offset() << " of a "
+             << h.block_size << "-byte block of " << h.walker.str());
+        CHECK((h.kind == HolderKind::Stack || h.kind == HolderKind::Register ||
+               (h.kind == HolderKind::Heap && h.walker == "hotspot")));
+      }
+    }
+    CHECK(java_arrays >= 20);
   }
   if (!std::getenv("DUMPSIFT_KEEP_CORES"))
     fs::remove_all(dir);

@@ -92,6 +92,15 @@ struct HeapWalkResult {
   /// program, so the holders pass (dumpsift/holders) takes no holder and no root from them. By
   /// start; `kind` names the record.
   std::vector<HeapArea> bookkeeping;
+  /// Set by a runtime whose objects native memory holds only through handles (HotSpot: Java
+  /// code and JNI keep an object from native memory only in an OopStorage slot; every other
+  /// native word pointing into the Java heap is the VM's bookkeeping, such as a G1 region's
+  /// bottom, which is its first object, or chance). Then a word outside this walker's areas
+  /// and outside the threads' live stacks and registers is a reference to one of its blocks
+  /// only when it lies in `handles`.
+  bool held_through_handles = false;
+  /// The handle slots in use (by start, not overlapping; `kind` names their storage).
+  std::vector<HeapArea> handles;
 };
 
 /// Called once per allocation, with the lane of the thread that walked it: below

@@ -400,6 +400,25 @@ std::vector<HeapArea> areasOf(const Jvm &jvm) {
   return areas;
 }
 
+/// The handles for the holders pass, and their facts. Only when a strong storage was found: a
+/// JVM whose storages dumpsift could not read keeps every native word as a possible holder.
+void handlesOf(const Jvm &jvm, HeapWalkResult &result) {
+  uint64_t strong = 0, weak = 0, strong_handles = 0;
+  for (const HandleStorage &s : jvm.storages) {
+    (s.weak ? weak : strong) += 1;
+    if (!s.weak)
+      strong_handles += s.handles;
+  }
+  result.facts.push_back({"hotspot_handle_storages",
+                          std::to_string(strong) + " strong, " + std::to_string(weak) + " weak"});
+  result.facts.push_back({"hotspot_strong_handles", std::to_string(strong_handles)});
+  if (strong == 0)
+    return;
+  result.held_through_handles = true;
+  for (auto [start, end] : jvm.strong_handles)
+    result.handles.push_back({"oop-handle", start, end - start, 0});
+}
+
 class HotSpotWalker final : public HeapWalker {
 public:
   llvm::StringRef name() const override { return "hotspot"; }
@@ -448,6 +467,7 @@ public:
     if (jvm->region_bytes)
       result.facts.push_back({"hotspot_region_bytes", std::to_string(jvm->region_bytes)});
     result.areas = areasOf(*jvm);
+    handlesOf(*jvm, result);
     HeapWalk(memory, *jvm, sink, diags).run(result);
     return result;
   }

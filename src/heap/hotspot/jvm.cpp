@@ -1,15 +1,19 @@
 // Reading the JVM from its vmStructs: flags, object layout, the heap's spaces (G1 regions,
-// Parallel and Serial generations) and the TLABs of the Java threads. Names differ between JDK
-// releases (HeapRegion became G1HeapRegion, GenCollectedHeap SerialHeap, ...); each lookup lists
-// the spellings of JDK 11 to 25, newest first. docs/heap-hotspot.md has the sources.
+// Parallel and Serial generations) and the TLABs of the Java threads; and, by their shape, the
+// OopStorages that hold its handles. Names differ between JDK releases (HeapRegion became
+// G1HeapRegion, GenCollectedHeap SerialHeap, ...); each lookup lists the spellings of JDK 11 to
+// 25, newest first. docs/heap-hotspot.md has the sources.
 #include "jvm.h"
 
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Endian.h"
 
 #include <algorithm>
+#include <bit>
 #include <initializer_list>
 
 namespace dumpsift::hotspot {
@@ -32,6 +36,9 @@ namespace {
 constexpr uint64_t kMaxFlags = 20000;
 constexpr uint64_t kMaxThreads = 1 << 16;
 constexpr uint64_t kMaxRegions = 1 << 21;
+constexpr uint64_t kMaxHandleBlocks = 1 << 20; // of all storages together
+constexpr uint64_t kMaxHandleRuns = 1 << 20;   // runs of slots in use, of all storages together
+constexpr uint64_t kMaxStorageName = 64;
 
 /// A (type, field) spelling of one vmStructs entry.
 struct Name {
@@ -452,6 +459,105 @@ void readTlabs(const Reader &r, Jvm &jvm, Diagnostics &diags) {
   jvm.tlab_gaps = std::move(merged);
 }
 
+// --- Handles ---------------------------------------------------------------------------------
+
+/// OopStorage's layout (oopStorage.hpp, oopStorageInternals.hpp; not in vmStructs), on 64-bit:
+/// the storage begins {const char *_name; ActiveArray *_active_array}; an ActiveArray
+/// {size_t _size; size_t _block_count; int _refcount} is followed by its Block pointers, from
+/// +24; a Block, aligned to 64 bytes (a section of 8 slots), is {oop _data[64]; uintx
+/// _allocated_bitmask; intptr_t _owner_address; ...}. Read on JDK 17 with gdb over libjvm's symbols
+/// (OopStorageSet::_storages); a candidate is taken only when every one of its blocks points back
+/// at it.
+constexpr uint64_t kBlockSlots = 64, kBlockBytes = 8 * kBlockSlots, kBlockAlignment = 64;
+constexpr uint64_t kActiveArrayBlocks = 24;
+constexpr uint64_t kBlockBitmask = kBlockBytes, kBlockOwner = kBlockBytes + 8;
+
+/// The storage at `storage` when it has OopStorage's shape and at least one block (its slots in
+/// use appended to `slots` when it is strong; at most `budget` blocks read); nullopt otherwise.
+/// Its name is a C string (a copy in the C heap on JDK 17).
+std::optional<HandleStorage> readStorage(const AddressSpace &memory, uint64_t storage,
+                                         uint64_t budget,
+                                         std::vector<std::pair<uint64_t, uint64_t>> &slots) {
+  auto array = memory.readU64(storage + 8);
+  auto size = array ? memory.readU64(*array) : std::nullopt;
+  auto count = array ? memory.readU64(*array + 8) : std::nullopt;
+  if (!size || !count || *count == 0 || *count > *size || *count > budget)
+    return std::nullopt;
+  auto block_of = [&](uint64_t i) -> std::optional<uint64_t> {
+    auto block = memory.readU64(*array + kActiveArrayBlocks + 8 * i);
+    if (!block || *block % kBlockAlignment != 0 || memory.readU64(*block + kBlockOwner) != storage)
+      return std::nullopt;
+    return block;
+  };
+  if (!block_of(0)) // the cheap test first: the first block points back at the storage
+    return std::nullopt;
+  auto name_ptr = memory.readU64(storage);
+  std::optional<llvm::StringRef> name =
+      name_ptr ? memory.readCString(*name_ptr, kMaxStorageName) : std::nullopt;
+  if (!name || name->empty() || !llvm::all_of(*name, [](char c) { return c >= 0x20 && c < 0x7f; }))
+    return std::nullopt;
+  HandleStorage s;
+  s.name = name->str();
+  s.weak = name->contains("Weak");
+  s.address = storage;
+  s.blocks = *count;
+  std::vector<std::pair<uint64_t, uint64_t>> found;
+  for (uint64_t i = 0; i < *count; ++i) {
+    auto block = block_of(i);
+    auto mask = block ? memory.readU64(*block + kBlockBitmask) : std::nullopt;
+    if (!mask)
+      return std::nullopt;
+    s.handles += static_cast<uint64_t>(std::popcount(*mask));
+    // Runs of slots in use, as [start, end).
+    for (uint64_t bits = *mask; bits;) {
+      const unsigned first = static_cast<unsigned>(std::countr_zero(bits));
+      const unsigned length = static_cast<unsigned>(std::countr_one(bits >> first));
+      if (slots.size() + found.size() >= kMaxHandleRuns)
+        return std::nullopt; // more runs than any JVM has: not a storage
+      found.push_back({*block + 8 * first, *block + 8 * (first + length)});
+      bits = first + length >= 64 ? 0 : bits & ~((uint64_t(1) << (first + length)) - 1);
+    }
+  }
+  if (!s.weak)
+    slots.insert(slots.end(), found.begin(), found.end());
+  return s;
+}
+
+/// Finds the OopStorages: the words of libjvm's writable data and of the .bss right after it
+/// (OopStorageSet::_storages, JNIHandles::_global_handles) that point at one. Bounded: at most
+/// kMaxHandleBlocks blocks and kMaxHandleRuns runs of slots in all; a candidate claiming more
+/// is not taken.
+void readHandles(const AddressSpace &memory, Jvm &jvm) {
+  const LibjvmSpan &libjvm = jvm.libjvm;
+  uint64_t lo = libjvm.lo, hi = libjvm.hi;
+  if (const Region *bss = memory.regionContaining(hi);
+      bss && bss->start == hi && bss->backing_file.empty() && bss->perms.write)
+    hi = bss->end();
+  llvm::DenseSet<uint64_t> tried;
+  uint64_t budget = kMaxHandleBlocks;
+  for (const MemoryRange &m : memory.snapshot().memory) {
+    if (m.end() <= lo || m.start >= hi)
+      continue;
+    const Region *region = memory.regionContaining(m.start);
+    if (!region || !region->perms.write)
+      continue;
+    const uint64_t first = std::max(m.start, lo), last = std::min(m.end(), hi);
+    for (uint64_t at = (first + 7) & ~uint64_t(7); at + 8 <= last; at += 8) {
+      const uint64_t word = llvm::support::endian::read64le(m.bytes.data() + (at - m.start));
+      if (word % 8 != 0 || word < 4096 || libjvm.contains(word) || !tried.insert(word).second)
+        continue;
+      if (auto s = readStorage(memory, word, budget, jvm.strong_handles)) {
+        budget -= s->blocks;
+        jvm.storages.push_back(std::move(*s));
+      }
+    }
+  }
+  std::sort(jvm.storages.begin(), jvm.storages.end(),
+            [](const HandleStorage &a, const HandleStorage &b) { return a.address < b.address; });
+  std::sort(jvm.strong_handles.begin(), jvm.strong_handles.end());
+  // Two storages cannot share a block (each block names its owner), so the runs are disjoint.
+}
+
 } // namespace
 
 llvm::Expected<Jvm> readJvm(const AddressSpace &memory, const LibjvmSpan &libjvm,
@@ -501,6 +607,7 @@ llvm::Expected<Jvm> readJvm(const AddressSpace &memory, const LibjvmSpan &libjvm
             [](const Space &a, const Space &b) { return a.bottom < b.bottom; });
   if (!flags.boolean(r, "UseTLAB").has_value() || *flags.boolean(r, "UseTLAB"))
     readTlabs(r, jvm, diags);
+  readHandles(memory, jvm);
   return jvm;
 }
 

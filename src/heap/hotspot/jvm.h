@@ -55,6 +55,14 @@ struct TlabGap {
   uint64_t start = 0, end = 0;
 };
 
+/// One OopStorage: a set of handles (JNI global references, the VM's OopHandles, ...), the only
+/// way native memory holds a Java object for longer than a call.
+struct HandleStorage {
+  std::string name;  // "JNI Global", "VM Global", "JNI Weak", ...
+  bool weak = false; // its handles do not keep their objects alive ("Weak" in its name)
+  uint64_t address = 0, blocks = 0, handles = 0; // handles: slots in use
+};
+
 /// Everything read about the JVM.
 struct Jvm {
   Collector gc = Collector::G1;
@@ -64,6 +72,9 @@ struct Jvm {
   uint64_t region_bytes = 0;                     // G1 region size
   std::vector<Space> spaces;                     // by bottom
   std::vector<TlabGap> tlab_gaps;                // by start, disjoint
+  std::vector<HandleStorage> storages;           // by address
+  /// The strong storages' slots in use, [first, second), by start and disjoint.
+  std::vector<std::pair<uint64_t, uint64_t>> strong_handles;
   size_t threads = 0;
   size_t vm_fields = 0, vm_types = 0, vm_constants = 0;
 };
