@@ -5,12 +5,12 @@
 // 25, newest first. docs/heap-hotspot.md has the sources.
 #include "jvm.h"
 
+#include "dumpsift/dump/words.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/Endian.h"
 
 #include <algorithm>
 #include <bit>
@@ -543,7 +543,7 @@ void readHandles(const AddressSpace &memory, Jvm &jvm) {
       continue;
     const uint64_t first = std::max(m.start, lo), last = std::min(m.end(), hi);
     for (uint64_t at = (first + 7) & ~uint64_t(7); at + 8 <= last; at += 8) {
-      const uint64_t word = llvm::support::endian::read64le(m.bytes.data() + (at - m.start));
+      const uint64_t word = read64le(m.bytes.data() + (at - m.start));
       if (word % 8 != 0 || word < 4096 || libjvm.contains(word) || !tried.insert(word).second)
         continue;
       if (auto s = readStorage(memory, word, budget, jvm.strong_handles)) {
