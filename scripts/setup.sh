@@ -34,6 +34,7 @@ if $tests; then
     musl-tools            # musl-gcc: the musl mallocng walker's fixture programs
     clang-format-14       # CI checks formatting
     clang-14 libclang-rt-14-dev  # CI's ASan+UBSan build is compiled with clang (its -Wdangling warnings)
+    clang-tidy-14         # CI's check for references into temporaries (bugprone-dangling-handle, ...)
     libjpeg-turbo-progs   # cjpeg/djpeg: tests check extracted JPEGs with a real decoder
     python3 python3-jsonschema  # tests validate every report against docs/report.schema.json
     chromium              # the HTML report's tests load it in headless Chromium
