@@ -8,6 +8,7 @@
 // tests are skipped with a visible warning, except under CI (CI set), where they fail.
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
+#include "dumpsift/support/hex.h"
 #include "support/heap_walk.h"
 #include "support/test_support.h"
 
@@ -180,4 +181,64 @@ TEST_CASE("mono walker finds every planted large array in a Mono 6.8 dump", "[li
   CHECK(out.groups == std::map<uint64_t, int>{{131104, 5}, {131194, 4}});
   // sgen_los_object_list found in mono-sgen's data without symbols.
   CHECK(llvm::StringRef(out.facts["mono_los_list_head"]).startswith("0x"));
+}
+
+TEST_CASE("coreclr holders: native memory holds an array only through a GC handle, each pinned "
+          "array through its own handle's slot",
+          "[live]") {
+  std::string core = preparedCore("coreclr");
+  if (core.empty())
+    return;
+  std::vector<nlohmann::json> manifest =
+      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
+  const std::string dir = scratchDir("coreclr_holders");
+  CommandResult r = runTool(dir, "analyze '" + core + "' --min-size 16 --report report.json -q");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(readText(dir + "/report.json"));
+  std::map<uint64_t, const nlohmann::json *> buffers; // by address
+  for (const nlohmann::json &b : report["buffers"])
+    buffers[std::stoull(b["address"].get<std::string>(), nullptr, 16)] = &b;
+  std::map<std::string, std::string> facts;
+  for (const nlohmann::json &heap : report["heaps"])
+    if (heap["walker"] == "coreclr")
+      facts = heap["facts"].get<std::map<std::string, std::string>>();
+  CHECK(facts["coreclr_handle_segments"] == "1");
+  INFO(facts["coreclr_handles"]);
+
+  // The program pinned each array it hashed with GCHandle.Alloc and printed the handle: the
+  // address of its slot (bit 0 set for a pinned handle). That slot, in the handle table, holds
+  // the array and is a root; no word of the runtime's own records is.
+  int pinned = 0;
+  for (size_t i = 1; i < manifest.size(); ++i) {
+    const nlohmann::json &m = manifest[i];
+    if (!m.contains("handle"))
+      continue;
+    INFO(m.dump());
+    ++pinned;
+    const uint64_t object = std::stoull(m["data_address"].get<std::string>(), nullptr, 16) - 16;
+    const std::string slot =
+        hexAddress(std::stoull(m["handle"].get<std::string>(), nullptr, 16) & ~uint64_t(7));
+    auto it = buffers.find(object);
+    REQUIRE(it != buffers.end());
+    const nlohmann::json &b = *it->second;
+    INFO(b.dump());
+    CHECK(b["verdict"] == "anchored"); // the path may start at a stack that still holds it
+    bool held_by_slot = false;
+    for (const nlohmann::json &h : b["holders"])
+      held_by_slot |= h["kind"] == "other" && h["address"] == slot;
+    CHECK(held_by_slot);
+  }
+  CHECK(pinned == 16);
+  // The runtime holds objects of its own through strong handles too (its statics arrays, the
+  // thread objects): at least the program's.
+  CHECK(std::stoull(facts["coreclr_handles"]) >= uint64_t(pinned));
+  for (const auto &[address, b] : buffers) {
+    if ((*b)["allocator"] != "coreclr")
+      continue;
+    INFO(b->dump());
+    for (const char *list : {"holders", "path"})
+      for (const nlohmann::json &h : b->value(list, nlohmann::json::array()))
+        CHECK(h["kind"] != "global");
+  }
 }

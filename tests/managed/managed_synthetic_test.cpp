@@ -255,6 +255,87 @@ TEST_CASE("coreclr walker fails when there is no object at all") {
   CHECK(w.error.find("no CoreCLR GC heap object") != std::string::npos);
 }
 
+/// A GC handle table segment at `at` (64 KiB) after handletablepriv.h, for `types` handle types
+/// (HANDLE_MAX_INTERNAL_TYPES): the packed header (rgGeneration[480], rgAllocation[120] at +480,
+/// rgFreeMask[240] at +600, rgBlockType[120] at +1560, rgUserData and rgLocks, rgTail[T],
+/// rgHint[T], rgFreeCount[T], then pNextSegment, pHandleTable, flags, bFreeList, bEmptyLine,
+/// bCommitLine), blocks of 64 slots from +4096. `blocks` gives each used block's type and its
+/// slots in use with their objects; every other block is free (type 0xFF).
+struct HandleBlock {
+  uint8_t type;
+  std::map<unsigned, uint64_t> slots; // slot index -> object (0: in use, empty)
+};
+void putHandleSegment(FakeProcess &p, uint64_t at, unsigned types, uint64_t table,
+                      const std::vector<HandleBlock> &blocks) {
+  p.addRegion(at, 0x10000);
+  for (unsigned b = 0; b < 120; ++b) {
+    p.put8(at + 480 + b, 0xFF);  // rgAllocation: no chain
+    p.put8(at + 1560 + b, 0xFF); // rgBlockType: free
+    p.put32(at + 600 + 8 * b, 0xFFFFFFFF), p.put32(at + 604 + 8 * b, 0xFFFFFFFF);
+  }
+  const uint64_t links = 1920 + 6 * uint64_t(types);
+  p.put64(links + at, 0); // pNextSegment
+  p.put64(links + at + 8, table);
+  p.put8(at + links + 16 + 3, static_cast<uint8_t>(blocks.size())); // bCommitLine
+  for (unsigned b = 0; b < blocks.size(); ++b) {
+    p.put8(at + 1560 + b, blocks[b].type);
+    uint64_t free_mask = ~uint64_t(0);
+    for (auto [slot, object] : blocks[b].slots) {
+      free_mask &= ~(uint64_t(1) << slot);
+      p.put64(at + 4096 + 512 * b + 8 * slot, object);
+    }
+    p.put32(at + 600 + 8 * b, uint32_t(free_mask)), p.put32(at + 604 + 8 * b, free_mask >> 32);
+  }
+}
+
+TEST_CASE("coreclr walker finds the GC handle table by its shape: strong slots holding objects, "
+          "weak ones, decoys") {
+  const unsigned types = GENERATE(12u, 13u); // .NET Core 2.0 to .NET 8; .NET 9 on
+  INFO(types << " handle types");
+  FakeProcess p;
+  putMethodTables(p);
+  // One LOH segment holding two byte[].
+  constexpr uint64_t seg = 0x400000, mem = seg + 0x1000;
+  p.addRegion(seg, 0x40000);
+  const uint64_t second = putArray(p, mem, kByteArrayMT, 100000, 1);
+  const uint64_t end = putArray(p, second, kByteArrayMT, 90000, 1);
+  putSegment(p, seg, mem, end, seg + 0x40000, 8, 0);
+  constexpr uint64_t table = 0x800000;
+  p.addRegion(table, 0x1000);
+  // The handle table: a pinned block holding both arrays (a third slot in use but empty: a
+  // handle cache's), a weak long block holding the first, a strong block holding the second.
+  constexpr uint64_t handles = 0x900000;
+  putHandleSegment(p, handles, types, table,
+                   {{3, {{0, mem}, {1, second}, {2, 0}}}, {1, {{0, mem}}}, {2, {{5, second}}}});
+  // Decoys of the same shape: one whose slots hold no GC heap object, one with a block type past
+  // the last.
+  putHandleSegment(p, 0xA00000, types, table, {{2, {{0, table}, {1, table + 8}}}});
+  putHandleSegment(p, 0xB00000, types, table, {{2, {{0, mem}}}, {0x40, {}}});
+
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_handle_segments") == "1");
+  CHECK(w.fact("coreclr_handles") ==
+        "3 strong, 1 weak (" + std::to_string(types) + " handle types)");
+  CHECK(w.result.held_through_handles);
+  REQUIRE(w.result.handles.size() == 2);
+  CHECK(w.result.handles[0].start == handles + 4096); // pinned slots 0 and 1
+  CHECK(w.result.handles[0].size == 16);
+  CHECK(w.result.handles[1].start == handles + 4096 + 2 * 512 + 5 * 8);
+  CHECK(w.result.handles[1].size == 8);
+}
+
+TEST_CASE("coreclr walker without a handle table claims no handles") {
+  FakeProcess p;
+  putMethodTables(p);
+  putLooseHeap(p);
+  Walked w = walk("coreclr", p.snapshot());
+  REQUIRE(w.error.empty());
+  CHECK(w.fact("coreclr_handle_segments") == "0");
+  CHECK(!w.result.held_through_handles);
+  CHECK(w.result.handles.empty());
+}
+
 // --- Mono ------------------------------------------------------------------------------------
 
 constexpr uint64_t kMonoTypes = 0x10000;

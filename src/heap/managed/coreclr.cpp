@@ -19,6 +19,7 @@
 //                (8 = LOH, 512 = POH), next (the generation's next segment or region) as its
 //                first seven pointer-sized words; a segment's lies at the start of its
 //                reservation, its objects from mem on.
+#include "clr_handles.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "scan.h"
@@ -311,6 +312,21 @@ private:
   bool byteLike(const MtInfo &mt) const {
     return (mt.flags & layout_.flags->byte_array_mask) == layout_.flags->byte_array_bits &&
            mt.base_size == layout_.arrayBaseSize();
+  }
+
+  /// The GC handle table's strong slots for the holders pass, and its facts: native memory holds
+  /// an object of this heap only through a handle. Nothing is claimed when no segment is found.
+  void handlesOf(HeapWalkResult &result) const {
+    ClrHandles handles = findClrHandles(memory_, result.areas);
+    result.facts.push_back({fact("handle_segments"), std::to_string(handles.segments)});
+    if (handles.segments == 0)
+      return;
+    result.facts.push_back({fact("handles"), std::to_string(handles.strong) + " strong, " +
+                                                 std::to_string(handles.weak) + " weak (" +
+                                                 std::to_string(handles.handle_types) +
+                                                 " handle types)"});
+    result.held_through_handles = true;
+    result.handles = std::move(handles.strong_slots);
   }
 
   /// "coreclr_segments" and the like: this walk's facts carry its walker's name.
@@ -631,6 +647,7 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
     result.areas.push_back(a);
   std::sort(result.areas.begin(), result.areas.end(),
             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  handlesOf(result);
   uint64_t arrays = 0;
   for (const Found &f : found_) {
     Allocation a;
