@@ -118,8 +118,11 @@ ClrHandles findClrHandles(const AddressSpace &memory, llvm::ArrayRef<HeapArea> g
     const Region *region = memory.regionContaining(m.start);
     if (!region || !region->perms.write)
       continue;
-    for (uint64_t at = (m.start + kSegmentSize - 1) & ~(kSegmentSize - 1);
-         at + kHeaderSize <= m.end(); at += kSegmentSize) {
+    // Each 64 KiB boundary whose header the range holds; no sum wraps (a range may end at 2^64).
+    const uint64_t skip = (kSegmentSize - m.start % kSegmentSize) % kSegmentSize;
+    for (uint64_t offset = skip; offset < m.bytes.size() && m.bytes.size() - offset >= kHeaderSize;
+         offset += kSegmentSize) {
+      const uint64_t at = m.start + offset;
       if (inAreas(gc_areas, at))
         continue;
       for (unsigned types : {12u, 13u}) {
