@@ -313,6 +313,7 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
       out.buffers[t].verdict = Verdict::Free;
   if (options.mode == HoldersMode::None || targets.empty())
     return out;
+  progress("indexing blocks for holders", 0, 0); // its own phase in --timings
   const Snapshot &snap = memory.snapshot();
 
   // The nodes: every listed block within the budget, else the targets alone.

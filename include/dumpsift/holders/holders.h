@@ -209,7 +209,8 @@ struct HoldersOptions {
 /// (HeapWalkResult::bookkeeping), memory of an EveryBlock walker's areas outside its blocks,
 /// a Go noscan block's words and a thread's stack below its stack pointer hold no references. A
 /// budget that runs out, a mode of none, or no targets: the run says what was left out, with a
-/// warning in `diags` for a budget. Never fails. Progress: "finding holders", bytes scanned.
+/// warning in `diags` for a budget. Never fails. Progress: "indexing blocks for holders", then
+/// "finding holders" in bytes scanned.
 Holders findHolders(
     const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> heaps,
     BlockDirectoryBuilder directory, llvm::ArrayRef<HolderTarget> targets,
