@@ -190,6 +190,11 @@ constexpr uint64_t kRunSeparatorZeros = 8;
 // high-entropy bytes are too short for their entropy to mean anything.
 constexpr uint64_t kSmallestUnsignedRun = 4096;
 
+// Bytes between the end of a run's text and the run's end that still let the run be that text:
+// its terminator and the padding of its heap block up to the separating zeros (a Wine heap block
+// is padded to 16 bytes; the next block's header is the separator's first bytes or none).
+constexpr uint64_t kTextTailSlack = 64;
+
 // Emits a Buffer of `length` bytes at `address` whose kind is `content`'s (its extent `estimated`
 // or not), when it is at least options.min_size long.
 void emitRun(uint64_t address, uint64_t length, SniffResult content, bool estimated,
@@ -276,7 +281,12 @@ void scanUnsigned(uint64_t base, llvm::ArrayRef<uint8_t> bytes, uint64_t from, u
     } else if (kindFacts(content.kind).family == KindFamily::Text) {
       // Text (UTF-16 or 8-bit) from its first character, past a block header before it, to the
       // run's end; UTF-16 in whole code units (its last unit's high byte may be the first zero).
+      // Only text that fills the run: it went on past the sniffer's scan, or it ends within
+      // kTextTailSlack of the run's end. A short string at the start of a run of other bytes (a
+      // module's name before its symbol table) is not a run of text.
       const uint64_t at = start + content.offset;
+      if (!content.length_estimated && at + content.length + kTextTailSlack < end)
+        continue;
       uint64_t text_end = end;
       if (content.kind == ContentKind::Utf16 && (text_end - at) % 2 && text_end < to)
         ++text_end;

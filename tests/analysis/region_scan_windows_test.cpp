@@ -171,3 +171,49 @@ TEST_CASE("region scan on Windows: a large block filled in part, and UTF-16 text
   snap->system.os = Os::Linux;
   CHECK(scan(*snap, false).empty());
 }
+
+TEST_CASE("region scan on Windows: a short string at the start of a run of other bytes is not a "
+          "run of text") {
+  // Seen in a Wine process (issue 23's story, on a CI runner): a heap block holding a module's
+  // name in UTF-16, then, with no eight zero bytes between, that module's symbol string table
+  // (8-bit names, one NUL between each). The UTF-16 sniff of the run is the name's 9 code units;
+  // the run is 64 KiB of other bytes, so it is not reported as text. The same run with text that
+  // fills it is.
+  FakeMemory fake;
+  constexpr uint64_t kHeap = 0x400000, kBlock = kHeap + 0x10, kHeapSize = 0x20000;
+  fake.addRegion(kHeap, kHeapSize);
+  fake.put64(kBlock - 8, 0x5355002f080030e5ULL);
+  const std::string name = "[vdso].so";
+  for (size_t i = 0; i < name.size(); ++i)
+    fake.put16(kBlock + 2 * i, static_cast<uint8_t>(name[i]));
+  uint64_t table_end = kBlock + 2 * name.size() + 2; // past the name's U+0000
+  for (unsigned symbol = 0; table_end < kBlock + 0x10000; ++symbol) {
+    const std::string s = "__imp_GetSystemTimeAsFileTime_" + std::to_string(symbol);
+    fake.putBytes(table_end, s);
+    table_end += s.size() + 1;
+  }
+  table_end += table_end % 2; // a whole number of code units for the text below
+  // Another block after zeros, so that the range is a heap, not one allocation.
+  fake.put64(table_end + 0x100, 0x5355002f080030e5ULL);
+  fake.putBytes(table_end + 0x108, randomBytes(0x100, 7));
+  fake.put8(kHeap + kHeapSize - 1, 0);
+  std::unique_ptr<Snapshot> snap = fake.snapshot();
+  snap->system.os = Os::Windows;
+  for (const Buffer &b : scan(*snap, true)) {
+    INFO(b.allocation.size << " " << kindName(b.content.kind).str());
+    CHECK(b.content.kind != ContentKind::Utf16);
+  }
+
+  // The name's code units go on over the whole run: it is text, to the run's end.
+  for (uint64_t i = 0; kBlock + 2 * i + 2 <= table_end; ++i)
+    fake.put16(kBlock + 2 * i, static_cast<uint8_t>(name[i % name.size()]));
+  snap = fake.snapshot();
+  snap->system.os = Os::Windows;
+  const std::vector<Buffer> found = scan(*snap, true);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].content.kind == ContentKind::Utf16);
+  CHECK(found[0].allocation.address >= kBlock - 8);
+  CHECK(found[0].allocation.address <= kBlock);
+  CHECK(found[0].allocation.address + found[0].allocation.size >= table_end - 2);
+  CHECK(found[0].allocation.address + found[0].allocation.size <= table_end + 2);
+}
