@@ -193,7 +193,10 @@ public:
     const uint16_t heap = nodes_.heaps[node];
     if (heap < heaps_.size())
       h.walker = strings_.save(heaps_[heap].walker);
-    h.class_name = names_.classOf(h.block);
+    if (heap < heaps_.size() && heaps_[heap].objects)
+      nameObject(h, *heaps_[heap].objects);
+    else
+      h.class_name = names_.classOf(h.block);
     return h;
   }
 
@@ -229,9 +232,12 @@ public:
         }
       }
       break;
-    case HolderKind::Heap: // an object its walker does not list
-      if (where < heaps_.size())
+    case HolderKind::Heap: // an object its walker does not list: found (and named) by it
+      if (where < heaps_.size()) {
         h.walker = strings_.save(heaps_[where].walker);
+        if (heaps_[where].objects)
+          nameObject(h, *heaps_[where].objects);
+      }
       break;
     case HolderKind::Other:
       break;
@@ -240,6 +246,19 @@ public:
   }
 
 private:
+  /// Sets the managed object holding h.slot, its type and field, from its walker's finder; false
+  /// when the finder knows no object there.
+  bool nameObject(Holder &h, ObjectFinder &objects) {
+    const std::optional<HeldIn> in = objects.objectHolding(h.slot);
+    if (!in)
+      return false;
+    h.block = in->object;
+    h.block_size = in->size;
+    h.class_name = in->type.empty() ? llvm::StringRef() : strings_.save(in->type);
+    h.field = in->field.empty() ? llvm::StringRef() : strings_.save(in->field);
+    return true;
+  }
+
   const AddressSpace &memory_;
   llvm::ArrayRef<HeapWalkResult> heaps_;
   const Directory &nodes_;
@@ -489,9 +508,11 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
 
 namespace {
 
-/// What makes two holders alike in a summary: their kind and what names them.
+/// What makes two holders alike in a summary: their kind and what names them (the elements of an
+/// array are alike, whatever their index).
 auto shapeOf(const Holder &h) {
-  return std::make_tuple(h.kind, h.class_name, h.module, h.symbol, h.walker, h.thread,
+  const llvm::StringRef field = h.field.startswith("[") ? "[]" : h.field;
+  return std::make_tuple(h.kind, h.class_name, field, h.module, h.symbol, h.walker, h.thread,
                          h.register_name,
                          h.kind == HolderKind::Heap && h.class_name.empty() ? h.block_size : 0);
 }

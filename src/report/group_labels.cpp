@@ -16,6 +16,10 @@ std::string holderWords(const Holder &h, bool with_offset) {
   const std::string offset = with_offset ? "+" + hexAddress(h.offset()) + " of " : "";
   switch (h.kind) {
   case HolderKind::Heap:
+    if (!h.class_name.empty() && h.field.startswith("["))
+      return "elements of `" + h.class_name.str() + "` arrays";
+    if (!h.class_name.empty() && !h.field.empty())
+      return "`" + h.class_name.str() + "." + h.field.str() + "`";
     if (!h.class_name.empty())
       return offset + "`" + h.class_name.str() + "` allocations";
     if (h.block_size)
@@ -145,7 +149,9 @@ std::string describeKinds(const Analysis &analysis, const SizeGroup &group) {
 std::string holdersSentence(const GroupHolders &s) {
   std::string text;
   if (s.holder)
-    text = std::to_string(s.held_alike) + " of " + std::to_string(s.members) + " held at " +
+    text = std::to_string(s.held_alike) + " of " + std::to_string(s.members) +
+           (s.holder->kind == HolderKind::Heap && !s.holder->field.empty() ? " held in "
+                                                                           : " held at ") +
            holderWords(*s.holder,
                        s.holder->kind == HolderKind::Heap && s.holder->block_size && s.same_offset);
   else
@@ -167,7 +173,12 @@ std::string bufferHoldersSentence(const BufferHolders &b) {
     return b.verdict == Verdict::Unreferenced ? text + ": nothing points at it" : text;
   const Holder &first = b.holders.front();
   text += ": held by ";
-  if (first.kind == HolderKind::Heap && first.block_size)
+  if (first.kind == HolderKind::Heap && !first.class_name.empty() && !first.field.empty())
+    text += (first.field.startswith("[")
+                 ? "element " + first.field.str() + " of a `" + first.class_name.str() + "`"
+                 : "`" + first.class_name.str() + "." + first.field.str() + "` of the object") +
+            " at " + hexAddress(first.block);
+  else if (first.kind == HolderKind::Heap && first.block_size)
     text += "+" + hexAddress(first.offset()) + " of " +
             (first.class_name.empty() ? "a " + std::to_string(first.block_size) + "-byte"
                                       : "a `" + first.class_name.str() + "`") +

@@ -30,6 +30,8 @@ Json holderJson(const Holder &h) {
       j["allocator"] = h.walker.str();
     if (!h.class_name.empty())
       j["class"] = h.class_name.str();
+    if (!h.field.empty())
+      j["field"] = h.field.str();
     break;
   case HolderKind::Stack:
     j["thread"] = h.thread;

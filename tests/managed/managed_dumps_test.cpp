@@ -49,6 +49,24 @@ std::vector<nlohmann::json> readManifest(const std::string &path) {
   return lines;
 }
 
+/// Runs `analyze CORE ARGS --report report.json -q` in `dir` (a scratch directory) and returns the
+/// report.
+nlohmann::json analyzeReport(const std::string &dir, const std::string &core,
+                             const std::string &args) {
+  CommandResult r = runTool(dir, "analyze '" + core + "' " + args + " --report report.json -q");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(readText(dir + "/report.json"));
+}
+
+/// The buffers of `report` by address.
+std::map<uint64_t, const nlohmann::json *> buffersByAddress(const nlohmann::json &report) {
+  std::map<uint64_t, const nlohmann::json *> buffers;
+  for (const nlohmann::json &b : report["buffers"])
+    buffers[std::stoull(b["address"].get<std::string>(), nullptr, 16)] = &b;
+  return buffers;
+}
+
 /// FNV-1a (64-bit) over `len` bytes at `addr`, read through the address space.
 uint64_t fnv1a(const AddressSpace &memory, uint64_t addr, uint64_t len) {
   std::vector<uint8_t> bytes(len);
@@ -191,14 +209,8 @@ TEST_CASE("coreclr holders: native memory holds an array only through a GC handl
     return;
   std::vector<nlohmann::json> manifest =
       readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
-  const std::string dir = scratchDir("coreclr_holders");
-  CommandResult r = runTool(dir, "analyze '" + core + "' --min-size 16 --report report.json -q");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const nlohmann::json report = nlohmann::json::parse(readText(dir + "/report.json"));
-  std::map<uint64_t, const nlohmann::json *> buffers; // by address
-  for (const nlohmann::json &b : report["buffers"])
-    buffers[std::stoull(b["address"].get<std::string>(), nullptr, 16)] = &b;
+  const nlohmann::json report = analyzeReport(scratchDir("coreclr_holders"), core, "--min-size 16");
+  const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
   std::map<std::string, std::string> facts;
   for (const nlohmann::json &heap : report["heaps"])
     if (heap["walker"] == "coreclr")
@@ -240,5 +252,104 @@ TEST_CASE("coreclr holders: native memory holds an array only through a GC handl
     for (const char *list : {"holders", "path"})
       for (const nlohmann::json &h : b->value(list, nlohmann::json::array()))
         CHECK(h["kind"] != "global");
+  }
+}
+
+TEST_CASE("coreclr holders: each buffer's holder is named by its type and field, from the "
+          "module's metadata in the dump",
+          "[live]") {
+  // fixtures/dotnet/Holders.cs holds byte[] buffers in the fields of its own types and in arrays,
+  // and prints, for each, the type and the field (or element) that holds it as the runtime names
+  // them. The report must name the same, with the object that holds the word.
+  std::string core = preparedCore("coreclr-holders");
+  if (core.empty())
+    return;
+  std::vector<nlohmann::json> manifest =
+      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
+  REQUIRE(manifest.size() == 1 + 8 + 8 + 3);
+  const std::string dir = scratchDir("coreclr_holder_names");
+  const nlohmann::json report = analyzeReport(dir, core, "");
+  const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
+
+  std::map<std::string, int> named; // role -> buffers whose holder was named as the program says
+  for (size_t i = 1; i < manifest.size(); ++i) {
+    const nlohmann::json &m = manifest[i];
+    INFO(m.dump());
+    const uint64_t object = std::stoull(m["data_address"].get<std::string>(), nullptr, 16) - 16;
+    auto it = buffers.find(object);
+    REQUIRE(it != buffers.end());
+    const nlohmann::json &b = *it->second;
+    INFO(b.dump());
+    CHECK(b["managed"]["type"] == "byte[]");
+    const nlohmann::json *holder = nullptr;
+    for (const nlohmann::json &h : b["holders"])
+      if (h["kind"] == "heap" && h.value("allocator", "") == "coreclr")
+        holder = &h;
+    REQUIRE(holder != nullptr);
+    // The object that holds the word: it starts at or before it and ends after it.
+    const uint64_t slot = std::stoull((*holder)["address"].get<std::string>(), nullptr, 16);
+    REQUIRE(holder->contains("allocation"));
+    const uint64_t start = std::stoull((*holder)["allocation"].get<std::string>(), nullptr, 16);
+    CHECK(start < slot);
+    CHECK(slot < start + (*holder)["allocation_size"].get<uint64_t>());
+    CHECK((*holder)["points_to"] == hexAddress(object));
+    if (holder->value("class", "") == m["holder_type"] &&
+        holder->value("field", "") == m["holder_field"])
+      ++named[m["role"]];
+  }
+  CHECK(named["input"] == 4);
+  CHECK(named["output"] == 4);
+  CHECK(named["rented"] == 8);
+  CHECK(named["frame"] == 3);
+
+  // One step up: the Channel's List<byte[]> holds the byte[][] (its _items) that holds the rented
+  // buffers; a generic instantiation is named with its type arguments.
+  std::string items; // the byte[][] holding the first rented buffer
+  for (size_t i = 1; i < manifest.size() && items.empty(); ++i) {
+    if (manifest[i]["role"] != "rented")
+      continue;
+    const uint64_t object =
+        std::stoull(manifest[i]["data_address"].get<std::string>(), nullptr, 16) - 16;
+    const nlohmann::json &rented = *buffers.at(object);
+    for (const nlohmann::json &h : rented["holders"])
+      if (h["kind"] == "heap")
+        items = h["allocation"];
+  }
+  REQUIRE_FALSE(items.empty());
+  const nlohmann::json small = analyzeReport(dir, core, "--min-size 16");
+  bool list_named = false;
+  for (const nlohmann::json &b : small["buffers"])
+    if (b["address"] == items)
+      for (const nlohmann::json &h : b["holders"])
+        list_named |= h.value("class", "") == "System.Collections.Generic.List`1<System.Byte[]>" &&
+                      h.value("field", "") == "_items";
+  CHECK(list_named);
+
+  // The story's size groups say who holds their members (how many of them were held first by
+  // something else, a stack the JIT's code left a reference on, varies).
+  std::map<uint64_t, std::string> summaries; // group size -> its holders summary
+  for (const nlohmann::json &g : report["groups"])
+    if (g.contains("holders"))
+      summaries[g["size"].get<uint64_t>()] = g["holders"]["summary"];
+  CHECK_THAT(
+      summaries[131096],
+      Catch::Contains(" of 4 held in `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
+                      "_inputBuffer`"));
+  CHECK_THAT(
+      summaries[131186],
+      Catch::Contains(" of 4 held in `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
+                      "_outputBuffer`"));
+  CHECK_THAT(summaries[140024], Catch::Contains(" of 8 held in elements of `System.Byte[][]`"));
+  // The runtime's handle table is found although the program pinned nothing: its own strong
+  // handles hold its statics, so no global of libcoreclr is a holder.
+  for (const nlohmann::json &heap : report["heaps"])
+    if (heap["walker"] == "coreclr")
+      CHECK(heap["facts"]["coreclr_handle_segments"] == "1");
+  for (const auto &[address, b] : buffers) {
+    if ((*b)["allocator"] != "coreclr" || (*b)["state"] == "free")
+      continue;
+    INFO(b->dump());
+    for (const nlohmann::json &h : (*b)["holders"])
+      CHECK(h["kind"] != "global");
   }
 }

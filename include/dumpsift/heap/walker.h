@@ -75,6 +75,29 @@ struct HeapStats {
   void add(const HeapStats &other); // the sums of both
 };
 
+/// An object of a managed heap that holds a word, as its walker finds and names it for the holders
+/// pass (dumpsift/holders): the objects a walker does not list (BlockListing::Partial) are found
+/// from the walk's own index of object starts.
+struct HeldIn {
+  uint64_t object = 0, size = 0; // the object's start (its header word) and size
+  /// Its type, as the runtime's metadata names it ("RabbitMQ.Client.Impl.Channel",
+  /// "System.Byte[][]"); "" when the walker cannot name it.
+  std::string type;
+  /// The field the word is ("_inputBuffer"), or the element of an array ("[3]"); "" when unknown.
+  std::string field;
+};
+
+/// What a managed runtime's walker keeps of its heap for the holders pass: which of its objects
+/// holds a word, and names for it. It reads the AddressSpace the walk read, which must outlive it;
+/// calls are made from one thread at a time (it caches what it names).
+class ObjectFinder {
+public:
+  virtual ~ObjectFinder() = default;
+  /// The object of this heap that holds the word at `slot`, named where the walker can; nullopt
+  /// when no object the walk found holds it.
+  virtual std::optional<HeldIn> objectHolding(uint64_t slot) = 0;
+};
+
 /// What one walker found in one snapshot.
 struct HeapWalkResult {
   std::string walker; // registry name: "glibc", "coreclr", "mono" (set by walkHeaps)
@@ -101,6 +124,8 @@ struct HeapWalkResult {
   bool held_through_handles = false;
   /// The handle slots in use (by start, not overlapping; `kind` names their storage).
   std::vector<HeapArea> handles;
+  /// Set by a walker that can find (and name) the objects it does not list, for the holders pass.
+  std::shared_ptr<ObjectFinder> objects;
 };
 
 /// Called once per allocation, with the lane of the thread that walked it: below

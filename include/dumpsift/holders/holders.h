@@ -134,8 +134,13 @@ struct Holder {
   /// Heap: the block holding it and where the word lies in it (slot - block). block_size 0: an
   /// object its walker does not list (BlockListing::Partial).
   uint64_t block = 0, block_size = 0;
-  llvm::StringRef walker;     // Heap: the walker whose heap holds it
-  llvm::StringRef class_name; // Heap: the block's C++ class from its vtable; "" when none
+  llvm::StringRef walker; // Heap: the walker whose heap holds it
+  /// Heap: the block's type, "" when none is known: its C++ class from its vtable, or the managed
+  /// type its runtime's walker names (HeapWalkResult::objects).
+  llvm::StringRef class_name;
+  /// Heap: the field of that managed type the word is ("_inputBuffer"), or an array's element
+  /// ("[3]"); "" when not known.
+  llvm::StringRef field;
   /// Stack, Register: the thread (its id as the dump gives it).
   uint64_t thread = 0;
   llvm::StringRef register_name; // Register

@@ -27,7 +27,7 @@ struct ClrHandles {
 /// aligned in captured writable memory outside `gc_areas` (sorted by start), its header of
 /// handletablepriv.h's layout (block types and allocation chains in range, a next segment 64 KiB
 /// aligned or null, a readable owning table) read for 12 and for 13 handle types, and at least
-/// seven in eight of the objects its slots in use hold lie in `gc_areas`. Reads one header per
+/// three in four of the objects its slots in use hold lie in `gc_areas`. Reads one header per
 /// 64 KiB of writable memory. An empty result (no segment) when none has that shape.
 ClrHandles findClrHandles(const AddressSpace &memory, llvm::ArrayRef<HeapArea> gc_areas);
 

@@ -20,6 +20,7 @@
 //                first seven pointer-sized words; a segment's lies at the start of its
 //                reservation, its objects from mem on.
 #include "clr_handles.h"
+#include "clr_objects.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
 #include "scan.h"
@@ -264,8 +265,9 @@ public:
       : walker_(walker), memory_(memory), diags_(diags), layout_(layout), mts_(memory, layout),
         bounds_(memory.snapshot()) {}
 
-  /// Runs the whole walk; reports through `sink` after naming byte arrays.
-  llvm::Expected<HeapWalkResult> run(AllocationSink sink);
+  /// Runs the whole walk; reports through `sink` after naming byte arrays. `name_objects`: the
+  /// MethodTable layout is the one the object finder names (HeapWalkResult::objects).
+  llvm::Expected<HeapWalkResult> run(AllocationSink sink, bool name_objects);
 
 private:
   /// Size of the object at `addr` whose MethodTable is `mt` (0 when its length is unreadable).
@@ -349,6 +351,14 @@ private:
   void scanRange(const ScanRange &range);
   void record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo &info, const uint8_t *obj,
               uint32_t area, bool loh);
+  /// Marks the object at `addr` (in a run of objects ending at `limit`) for the holders pass's
+  /// object finder when it is the first of its run (`walked` 0) or the kObjectsPerMark-th since the
+  /// last mark; counts it in `walked`. 64-bit CLR 4+ layouts only.
+  void mark(uint64_t addr, uint64_t limit, uint64_t &walked) {
+    if (walked++ % ClrObjectMarks::kObjectsPerMark == 0 && layout_.pointer_size == 8 &&
+        layout_.flags->element_type)
+      marks_.marks.push_back({addr, limit});
+  }
 
   llvm::StringRef walker_;
   const AddressSpace &memory_;
@@ -360,6 +370,7 @@ private:
   std::vector<HeapArea> areas_;
   std::vector<Found> found_;
   std::unordered_map<uint64_t, MtInfo> array_mts_; // every array MethodTable seen
+  ClrObjectMarks marks_;                           // for the holders pass's object finder
   uint64_t objects_ = 0;
   uint64_t resyncs_ = 0;
   uint64_t ignored_records_ = 0;
@@ -515,6 +526,7 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
   const bool loh = seg.flags & kSegmentFlagLoh;
   const bool large = seg.flags & (kSegmentFlagLoh | kSegmentFlagPoh);
   bool warned = false;
+  uint64_t walked = 0; // objects since the last mark's, counted for the next mark
   const uint8_t *p = base;
   while (uint64_t(end - p) >= 2 * ptr) {
     if (layout_.word(p) == 0) { // allocation-context gap: zeroed memory not yet handed out
@@ -524,6 +536,7 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
     uint64_t size;
     MtInfo info = objectAt(p, end, false, large, size);
     if (info.valid) {
+      mark(seg.mem + (p - base), seg.mem + len, walked);
       record(seg.mem + (p - base), size, methodTableOf(p), info, p, area, loh);
       p += layout_.align(size, large);
       continue;
@@ -545,6 +558,7 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
       if (next == end || layout_.word(next) == 0 || objectAt(next, end, false, large, nsize).valid)
         break;
     }
+    walked = 0; // the chain starts again here: the next object is marked
   }
   // The headers read here stay in the page cache only: the walk's resident size is one segment's,
   // not the heap's (each header read maps in the pages the kernel faults in around it).
@@ -555,6 +569,7 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
   const uint8_t *base = range.bytes, *end = base + range.size;
   const unsigned ptr = layout_.pointer_size;
   const uint8_t *chain_next = nullptr; // where the last accepted object ends
+  uint64_t chain_walked = 0;           // objects since the last mark's, counted for the next
   std::optional<uint32_t> area;
   // Without segments the heap an object lives on is unknown: its size decides the alignment.
   auto objectHere = [&](const uint8_t *at, uint64_t &size) {
@@ -584,6 +599,9 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
       area = static_cast<uint32_t>(areas_.size());
       areas_.push_back({"gc-heap", range.start, range.size, 0});
     }
+    if (p != chain_next)
+      chain_walked = 0; // a chain of its own: its first object is marked
+    mark(range.start + (p - base), range.start + range.size, chain_walked);
     record(range.start + (p - base), size, methodTableOf(p), info, p, *area, size >= kLohThreshold);
     chain_next = next;
     p = next;
@@ -597,7 +615,7 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
   }
 }
 
-llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
+llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_objects) {
   HeapWalkResult result;
   findSegments();
   if (!segments_.empty()) {
@@ -648,6 +666,15 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink) {
   std::sort(result.areas.begin(), result.areas.end(),
             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
   handlesOf(result);
+  if (!marks_.marks.empty()) {
+    std::sort(marks_.marks.begin(), marks_.marks.end(),
+              [](const auto &a, const auto &b) { return a.start < b.start; });
+    result.facts.push_back({fact("object_names"),
+                            name_objects ? "from MethodTables and ECMA-335 metadata (the .NET Core "
+                                           "2.0 layout)"
+                                         : "none (a MethodTable layout not checked)"});
+    result.objects = makeClrObjectFinder(memory_, std::move(marks_), name_objects);
+  }
   uint64_t arrays = 0;
   for (const Found &f : found_) {
     Allocation a;
@@ -820,7 +847,9 @@ public:
     std::string descriptor =
         ptr == 8 ? applyContractDescriptor(memory, layout, diags) : "not read (32-bit process)";
     CoreClrWalk walk(name(), memory, diags, layout);
-    llvm::Expected<HeapWalkResult> result = walk.run(sink);
+    // The names come from .NET Core 2.0's MethodTable layout; a runtime that carries a contract
+    // descriptor (.NET 9 and later) has another one (the TypeDef RID in m_dwFlags2).
+    llvm::Expected<HeapWalkResult> result = walk.run(sink, layout.source == "built-in");
     if (result) {
       result->facts.push_back({"coreclr_contract_descriptor", descriptor});
       if (layout.free_method_table)
@@ -866,7 +895,8 @@ public:
       return createError("neither clr.dll nor mscorwks.dll is loaded");
     Layout layout = Layout::builtIn(*runtime, memory.snapshot().system.pointer_size);
     CoreClrWalk walk(name(), memory, diags, layout);
-    llvm::Expected<HeapWalkResult> result = walk.run(sink);
+    // The .NET Framework's MethodTable layout is not checked: its objects are found, not named.
+    llvm::Expected<HeapWalkResult> result = walk.run(sink, false);
     if (result)
       result->facts.push_back({"netfx_runtime", runtime == &kClr4
                                                     ? "clr.dll (.NET Framework 4.x)"
