@@ -104,6 +104,14 @@ std::optional<llvm::StringRef> AddressSpace::readCString(uint64_t addr, uint64_t
 }
 
 void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
+  adviseRange(addr, len, MADV_DONTNEED);
+}
+
+void AddressSpace::willRead(uint64_t addr, uint64_t len) const {
+  adviseRange(addr, len, MADV_WILLNEED);
+}
+
+void AddressSpace::adviseRange(uint64_t addr, uint64_t len, int advice) const {
   const llvm::MemoryBuffer *file = snapshot_.file.get();
   if (!file || file->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap || len == 0)
     return;
@@ -130,7 +138,7 @@ void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
     from = std::max((from + page - 1) & ~(page - 1), file_begin);
     to = std::min(to & ~(page - 1), file_end & ~(page - 1));
     if (from < to)
-      (void)madvise(reinterpret_cast<void *>(from), to - from, MADV_DONTNEED);
+      (void)madvise(reinterpret_cast<void *>(from), to - from, advice);
     cursor = stop;
   }
 }

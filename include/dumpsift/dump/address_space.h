@@ -100,6 +100,13 @@ public:
   /// never changes what a read returns; views taken before stay valid.
   void releasePages(uint64_t addr, uint64_t len) const;
 
+  /// Says that the captured bytes of [addr, addr+len) are about to be read, each page of them
+  /// (an object walk over a dense heap): the kernel starts reading their pages from the file in
+  /// large requests now (madvise MADV_WILLNEED) instead of one fault at a time under
+  /// Access::Random. Whole pages inside the range only; no effect unless the dump is a
+  /// memory-mapped file; never changes what a read returns.
+  void willRead(uint64_t addr, uint64_t len) const;
+
   /// How a phase is about to read the dump, for the kernel's readahead: Random while walking
   /// chunk headers (no readahead around each header of a dump that is not in the page cache),
   /// Sequential while scanning memory front to back, Normal otherwise. Applies to the whole
@@ -109,6 +116,8 @@ public:
   void adviseAccess(Access access) const;
 
 private:
+  /// madvise(`advice`) over the whole file pages that hold the captured bytes of [addr, addr+len).
+  void adviseRange(uint64_t addr, uint64_t len, int advice) const;
   template <typename T> static bool store(std::optional<T> value, T &out) {
     if (value)
       out = *value;
@@ -157,6 +166,41 @@ public:
 private:
   const AddressSpace &memory_;
   uint64_t released_to_;
+  uint64_t end_;
+};
+
+/// Bytes of the dump a ReadAhead keeps requested ahead of its reader.
+constexpr uint64_t kReadAheadBytes = 32ull << 20;
+
+/// Asks for the dump's pages ahead of a reader that moves up through [from, end) reading every
+/// page of it (see AddressSpace::willRead): from the reader's position, the next kReadAheadBytes
+/// are always requested, in requests of at least half that. On a dump that is not in the page
+/// cache the kernel then reads the file in large sequential requests while the reader works,
+/// instead of one page per fault (the walks run under Access::Random); on a cached dump it costs
+/// one madvise per 16 MiB passed.
+class ReadAhead {
+public:
+  ReadAhead(const AddressSpace &memory, uint64_t from, uint64_t end)
+      : memory_(memory), requested_to_(from), end_(end) {
+    reached(from);
+  }
+  ReadAhead(const ReadAhead &) = delete;
+  ReadAhead &operator=(const ReadAhead &) = delete;
+
+  /// Says that the reader is at `addr`.
+  void reached(uint64_t addr) {
+    if (requested_to_ >= end_ || addr + kReadAheadBytes / 2 < requested_to_)
+      return;
+    const uint64_t to = end_ - addr > kReadAheadBytes ? addr + kReadAheadBytes : end_;
+    if (to > requested_to_) {
+      memory_.willRead(requested_to_, to - requested_to_);
+      requested_to_ = to;
+    }
+  }
+
+private:
+  const AddressSpace &memory_;
+  uint64_t requested_to_;
   uint64_t end_;
 };
 

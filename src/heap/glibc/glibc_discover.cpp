@@ -348,8 +348,12 @@ std::vector<MmappedChunk> scanMmapped(CachedReader &reader, const Snapshot &snap
       continue;
     uint64_t p = alignUp(m.start, page);
     ReleaseBehind behind(reader.memory(), m.start, m.end()); // only headers are read
+    // One header per page, but every page: read ahead of the scan (a managed runtime's GC heap,
+    // gigabytes of anonymous memory, is scanned here too).
+    ReadAhead ahead(reader.memory(), m.start, m.end());
     while (p >= m.start && p < m.end() && m.end() - p >= 16) {
       behind.passed(p);
+      ahead.reached(p);
       while (ci < claimed.size() && claimed[ci].second <= p)
         ++ci;
       if (ci < claimed.size() && claimed[ci].first <= p) {

@@ -278,8 +278,15 @@ private:
     bool warned = false;
     while (gap < gaps.size() && gaps[gap].start < s.bottom)
       ++gap;
+    // Every page of a space of small objects is read: from the file in large requests ahead of
+    // the walk. A humongous object's: its header only.
+    std::optional<ReadAhead> ahead;
+    if (!humongous)
+      ahead.emplace(memory_, s.bottom, s.top);
     uint64_t p = s.bottom;
     while (p < s.top) {
+      if (ahead)
+        ahead->reached(p);
       while (gap < gaps.size() && gaps[gap].start < s.top && gaps[gap].end <= p)
         ++gap;
       const bool in_space = gap < gaps.size() && gaps[gap].start < s.top;

@@ -525,6 +525,11 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
   const unsigned ptr = layout_.pointer_size;
   const bool loh = seg.flags & kSegmentFlagLoh;
   const bool large = seg.flags & (kSegmentFlagLoh | kSegmentFlagPoh);
+  // Small objects: the walk reads every page of the segment, so it is read from the file in
+  // large requests ahead of the walk. Large ones: only their headers (one page in many).
+  std::optional<ReadAhead> ahead;
+  if (!large)
+    ahead.emplace(memory_, seg.mem, seg.mem + len);
   bool warned = false;
   uint64_t walked = 0; // objects since the last mark's, counted for the next mark
   const uint8_t *p = base;
@@ -536,6 +541,8 @@ void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
     uint64_t size;
     MtInfo info = objectAt(p, end, false, large, size);
     if (info.valid) {
+      if (ahead)
+        ahead->reached(seg.mem + (p - base));
       mark(seg.mem + (p - base), seg.mem + len, walked);
       record(seg.mem + (p - base), size, methodTableOf(p), info, p, area, loh);
       p += layout_.align(size, large);
