@@ -246,17 +246,16 @@ public:
   }
 
 private:
-  /// Sets the managed object holding h.slot, its type and field, from its walker's finder; false
-  /// when the finder knows no object there.
-  bool nameObject(Holder &h, ObjectFinder &objects) {
+  /// Sets the managed object holding h.slot, its type and field, from its walker's finder; leaves
+  /// `h` as it is when the finder knows no object there.
+  void nameObject(Holder &h, ObjectFinder &objects) {
     const std::optional<HeldIn> in = objects.objectHolding(h.slot);
     if (!in)
-      return false;
+      return;
     h.block = in->object;
     h.block_size = in->size;
     h.class_name = in->type.empty() ? llvm::StringRef() : strings_.save(in->type);
     h.field = in->field.empty() ? llvm::StringRef() : strings_.save(in->field);
-    return true;
   }
 
   const AddressSpace &memory_;

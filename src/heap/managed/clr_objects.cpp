@@ -12,7 +12,7 @@ namespace dumpsift {
 namespace {
 
 // The MethodTable of CoreCLR 2.0 on x64 (dotnet/runtime vm/methodtable.h of that era; checked on
-// a .NET Core 2.0.9 core, ../shared/docs/notes/holders.md section 3):
+// a .NET Core 2.0.0 core, ../shared/docs/notes/holders.md section 3):
 constexpr uint64_t kMtBaseSize = 4;  // u32 m_BaseSize
 constexpr uint64_t kMtToken = 0x0A;  // u16 m_wToken: the TypeDef RID, 0xFFFF when it overflows
 constexpr uint64_t kMtParent = 0x10; // m_pParentMethodTable
