@@ -200,6 +200,23 @@ public:
     return h;
   }
 
+  /// False when the walker whose object holds `ref`'s slot says that word is no reference.
+  bool isReference(const TargetRef &ref) {
+    uint32_t heap;
+    if (ref.is_register)
+      return true;
+    if (ref.from.cls == SlotClass::Heap)
+      heap = nodes_.heaps[ref.from.node];
+    else if (ref.from.cls == SlotClass::Unlisted)
+      heap = ref.from.where;
+    else
+      return true;
+    if (heap >= heaps_.size() || !heaps_[heap].objects)
+      return true;
+    const std::optional<HeldIn> in = heaps_[heap].objects->objectHolding(ref.slot);
+    return !in || in->reference;
+  }
+
   /// The holder of a word of class `cls` (not Heap) at `slot`; `where` as Slot::where.
   Holder place(HolderKind kind, uint64_t slot, uint32_t where, uint64_t points_to) {
     const Snapshot &snap = memory_.snapshot();
@@ -385,6 +402,8 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
   plan.threads = options.threads;
   std::vector<std::pair<uint64_t, uint64_t>> opaque = opaqueRanges(targets);
   plan.opaque = &opaque;
+  const std::vector<NarrowZone> narrow = narrowZones(heaps);
+  plan.narrow = &narrow;
 
   bool edges_over = false;
   std::vector<PieceHits> pieces = scanMemory(memory, plan, edges_over, run.opaque_bytes, progress);
@@ -442,6 +461,10 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
     BufferHolders &b = out.buffers[t];
     std::vector<Holder> &list = b.holders;
     for (const TargetRef &ref : refs[t]) {
+      if (!namer.isReference(ref)) {
+        --b.references; // a word whose bits only look like the buffer's address
+        continue;
+      }
       if (ref.is_register)
         list.push_back(namer.place(HolderKind::Register, 0, ref.from.where, ref.value));
       else if (ref.from.cls == SlotClass::Heap)
@@ -460,6 +483,13 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
       continue;
     const uint32_t node = target_entries[t];
     const bool partial = nodes.flags[node] & kPartial;
+    // A runtime that refers to its objects by their start alone has every reference to them
+    // decoded by the pass (narrow ones too): with none, nothing holds the object, listed or not.
+    const uint16_t heap = nodes.heaps[node];
+    if (b.references == 0 && heap < heaps.size() && heaps[heap].references_at_start) {
+      b.verdict = Verdict::Unreferenced;
+      continue;
+    }
     if (!run.reachability) {
       b.verdict = b.references == 0 && !partial ? Verdict::Unreferenced : Verdict::Unknown;
       continue;

@@ -83,9 +83,16 @@ public:
   Slot classify(uint64_t slot, uint32_t &cursor) const;
   /// Where node `node` starts.
   uint64_t nodeStart(uint32_t node) const { return nodes_.starts[node]; }
+  /// True when `value` points inside node `node` but not at its start, and the node's runtime
+  /// refers to its objects only by their start (HeapWalkResult::references_at_start).
+  bool interior(uint32_t node, uint64_t value) const {
+    const uint16_t heap = nodes_.heaps[node];
+    return value != nodes_.starts[node] && heap < at_start_.size() && at_start_[heap];
+  }
   /// True when node `node` belongs to a runtime held only through handles
   /// (HeapWalkResult::held_through_handles) and the word at `slot`, of class `from`, lies outside
-  /// that runtime's areas, outside the live stacks and outside its handles: no reference.
+  /// that runtime's areas, outside the live stacks that may hold its objects and outside its
+  /// handles: no reference.
   bool outsideHandles(const Slot &from, uint64_t slot, uint32_t node) const;
 
 private:
@@ -103,8 +110,21 @@ private:
   /// Per walker result: its handle slots, when it is held only through handles (else empty and
   /// held_through_handles_ false).
   std::vector<std::vector<Zone>> handles_;
+  /// Per walker result: the stacks that may hold its objects (empty: every stack).
+  std::vector<std::vector<Zone>> stacks_;
   std::vector<bool> held_through_handles_;
+  std::vector<bool> at_start_; // per walker result: references_at_start
 };
+
+/// A walker's area whose references are 32-bit words (HeapWalkResult::narrow_references).
+struct NarrowZone {
+  uint64_t start, end; // [start, end)
+  uint64_t base;
+  unsigned shift;
+};
+
+/// The areas of `heaps` whose references are 32-bit words, by start, not overlapping.
+std::vector<NarrowZone> narrowZones(llvm::ArrayRef<HeapWalkResult> heaps);
 
 /// What the pass looks for and keeps.
 struct PassPlan {
@@ -118,13 +138,16 @@ struct PassPlan {
   /// Address ranges [first, second) not read (sorted, not overlapping): the targets' opaque
   /// bytes.
   const std::vector<std::pair<uint64_t, uint64_t>> *opaque = nullptr;
+  /// The areas read as 32-bit references (narrowZones), or nullptr.
+  const std::vector<NarrowZone> *narrow = nullptr;
   bool edges = false;  // keep references between blocks (and from roots): chains
   uint64_t budget = 0; // the most edges and root references kept in all
   unsigned threads = 1;
 };
 
 /// The pass over every captured writable memory range (regions writable, or whose permissions the
-/// dump does not give) but plan.opaque, cut into pieces of at most a few tens of MiB scanned on
+/// dump does not give) but plan.opaque, each word read as a pointer (32-bit words decoded inside
+/// plan.narrow), cut into pieces of at most a few tens of MiB scanned on
 /// plan.threads threads; pieces in address order. `over_budget` is set when the references kept
 /// passed the budget (the pieces then keep no more edges and roots); `opaque_bytes` receives the
 /// captured writable bytes plan.opaque kept from being read. Pages are released behind each piece.

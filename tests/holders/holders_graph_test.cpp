@@ -6,6 +6,7 @@
 #include "support/byte_builder.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -24,10 +25,12 @@ struct Run {
   Diagnostics diags;
 };
 
+/// `configure` may say more of the heap's walk (its references' shape).
 std::unique_ptr<Run> runPass(FakeMemory &m,
                              const std::vector<std::pair<uint64_t, uint64_t>> &blocks,
                              const std::vector<HolderTarget> &targets, uint64_t budget,
-                             unsigned threads) {
+                             unsigned threads,
+                             const std::function<void(HeapWalkResult &)> &configure = {}) {
   auto run = std::make_unique<Run>();
   run->snap = m.snapshot();
   run->snap->system.arch = "x86_64";
@@ -35,6 +38,8 @@ std::unique_ptr<Run> runPass(FakeMemory &m,
   std::vector<HeapWalkResult> heaps(1);
   heaps[0].walker = "glibc";
   heaps[0].areas.push_back({"main-heap", kHeap, kHeapSize, 0});
+  if (configure)
+    configure(heaps[0]);
   BlockDirectoryBuilder directory(1, budget);
   for (const auto &[address, size] : blocks) {
     Allocation a;
@@ -108,6 +113,53 @@ TEST_CASE("a global, a cycle no root reaches and nothing at all give their verdi
   REQUIRE(g.holder);
   CHECK(g.holder->block == a);
   CHECK(g.held_alike == 1);
+}
+
+TEST_CASE("a runtime's narrow references are read as 32-bit words, and only a word at a block's "
+          "start refers to it when the runtime says so") {
+  // HotSpot's shape: objects hold each other by 32-bit words n standing for base + (n << 3), and
+  // a reference is an object's start.
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
+  const uint64_t base = kHeap - 0x8000;
+  auto narrow = [&](uint64_t address) { return static_cast<uint32_t>((address - base) >> 3); };
+  const uint64_t a = kHeap + 0x1000, b = kHeap + 0x2000, c = kHeap + 0x3000;
+  const uint64_t held = kHeap + 0x10000, dropped = kHeap + 0x30000;
+  m.put32(a + 0x0c, narrow(held));        // a reference, at a 4-byte offset
+  m.put32(b + 0x10, narrow(held + 0x80)); // an int that decodes to inside the buffer
+  m.put64(c + 0x08, held);                // an 8-byte word of the heap: no reference there
+  m.put64(kData + 0x40, held + 0x20);     // a global pointing inside: no reference
+  m.put64(kData + 0x48, held);            // a global pointing at its start
+  m.put32(a + 0x20, 0);                   // 0 is null, not the base
+  const std::vector<HolderTarget> targets = {{held, 0x10000, AllocState::Used, 0},
+                                             {dropped, 0x10000, AllocState::Used, 0}};
+  const std::vector<std::pair<uint64_t, uint64_t>> blocks = {
+      {a, 0x100}, {b, 0x100}, {c, 0x100}, {held, 0x10000}, {dropped, 0x10000}};
+  auto run = runPass(m, blocks, targets, kDefaultHolderBudget, 2, [&](HeapWalkResult &heap) {
+    heap.narrow_references = HeapWalkResult::NarrowReferences{base, 3};
+    heap.references_at_start = true;
+  });
+  const Holders &h = run->holders;
+  REQUIRE(h.buffers.size() == 2);
+  REQUIRE(h.buffers[0].holders.size() == 2);
+  CHECK(h.buffers[0].references == 2);
+  CHECK(h.buffers[0].holders[0].kind == HolderKind::Global);
+  CHECK(h.buffers[0].holders[0].slot == kData + 0x48);
+  CHECK(h.buffers[0].holders[1].kind == HolderKind::Heap);
+  CHECK(h.buffers[0].holders[1].block == a);
+  CHECK(h.buffers[0].holders[1].offset() == 0x0c);
+  CHECK(h.buffers[0].holders[1].points_to == held);
+  CHECK(h.buffers[1].verdict == Verdict::Unreferenced);
+  CHECK(h.buffers[1].references == 0);
+
+  // Without the runtime's word on its references, the same memory reads as 8-byte pointers:
+  // the heap word and the interior global hold it, the narrow one does not.
+  auto wide = runPass(m, blocks, targets, kDefaultHolderBudget, 1);
+  REQUIRE(wide->holders.buffers[0].holders.size() == 3);
+  CHECK(wide->holders.buffers[0].holders[0].slot == kData + 0x40);
+  CHECK(wide->holders.buffers[0].holders[1].slot == kData + 0x48);
+  CHECK(wide->holders.buffers[0].holders[2].block == c);
 }
 
 TEST_CASE("a region of words all pointing into one buffer is counted, not listed; a cycle of "

@@ -4,6 +4,7 @@
 // lock), and on damage (a klass pointer into unmapped memory, a region top past its end). Each
 // vmStructs entry is spelled as that release's vmStructs.cpp does, with the offsets its tables
 // give (docs/heap-hotspot.md); objects are laid out from the object layout, not from the walker.
+#include "../../src/heap/hotspot/java_objects.h"
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "support/synthetic_heaps.h"
@@ -605,4 +606,143 @@ TEST_CASE("hotspot walker finds the handle storages by their shape: strong slots
         std::vector<std::pair<uint64_t, uint64_t>>{{first_block, first_block + 16},
                                                    {first_block + 24, first_block + 32},
                                                    {second_block + 504, second_block + 512}});
+}
+
+namespace {
+
+/// The small G1 heap with one instance of `demo.Holder` {byte[] _buf @12 (narrow); int count
+/// @16} after the int[], holding the old byte[]: its fields recorded as JDK 17 does (`stream`
+/// false: an Array<u2> of six slots per field) or as JDK 21+ does (an UNSIGNED5 stream).
+struct HolderHeap {
+  test::HotSpotG1Heap heap;
+  uint64_t holder = 0;
+};
+
+HolderHeap putHolderHeap(test::FakeProcess &p, bool stream) {
+  HolderHeap out;
+  out.heap = test::putHotSpotG1Heap(p, [&](HotSpotBuilder &b, uint64_t at) {
+    b.field("Klass", "_super", 0x40);
+    b.field("InstanceKlass", "_constants", 0x80);
+    b.field("Array<u2>", "_data", 4);
+    b.type("ConstantPool", 0x50);
+    const uint64_t pool = b.meta(0x50 + 8 * 5);
+    const char *symbols[] = {"_buf", "[B", "count", "I"};
+    for (int i = 0; i < 4; ++i)
+      p.put64(pool + 0x50 + 8 * (i + 1), b.symbol(symbols[i], 4, 6));
+    const uint64_t klass = b.klass(24, b.symbol("demo/Holder", 4, 6)); // 24-byte instances
+    p.put64(klass + 0x40, 0);
+    p.put64(klass + 0x80, pool);
+    // Two fields: _buf (name 1, signature 2, offset 12), count (3, 4, 16); no flags.
+    const uint16_t fields[2][3] = {{1, 2, 12}, {3, 4, 16}};
+    if (!stream) {
+      b.field("InstanceKlass", "_fields", 0x88),
+          b.field("InstanceKlass", "_java_fields_count", 0x90);
+      for (auto [name, value] : {std::pair<const char *, uint64_t>{"FieldInfo::field_slots", 6},
+                                 {"FieldInfo::access_flags_offset", 0},
+                                 {"FieldInfo::name_index_offset", 1},
+                                 {"FieldInfo::signature_index_offset", 2},
+                                 {"FieldInfo::low_packed_offset", 4},
+                                 {"FieldInfo::high_packed_offset", 5},
+                                 {"FIELDINFO_TAG_SIZE", 2},
+                                 {"FIELDINFO_TAG_OFFSET", 1}})
+        b.constant(name, value);
+      const uint64_t array = b.meta(4 + 2 * 12);
+      p.put32(array, 12);
+      for (int f = 0; f < 2; ++f) {
+        const uint32_t packed = uint32_t(fields[f][2]) << 2 | 1;
+        const uint16_t slots[6] = {
+            0, fields[f][0], fields[f][1], 0, uint16_t(packed & 0xffff), uint16_t(packed >> 16)};
+        for (int s = 0; s < 6; ++s)
+          p.put16(array + 4 + 2 * (6 * f + s), slots[s]);
+      }
+      p.put64(klass + 0x88, array);
+      p.put16(klass + 0x90, 2);
+    } else {
+      b.field("InstanceKlass", "_fieldinfo_stream", 0x98);
+      b.constant("FieldInfo::FieldFlags::_ff_initialized", 0);
+      b.constant("FieldInfo::FieldFlags::_ff_generic", 2);
+      b.constant("FieldInfo::FieldFlags::_ff_contended", 4);
+      // UNSIGNED5: a number below 191 is one byte, the number plus one. The first field is
+      // initialized (flag bit 0: an initial value index follows), with offset 12.
+      const uint8_t bytes[] = {2 + 1, 0 + 1, // 2 Java fields, 0 injected
+                               1 + 1, 2 + 1, 12 + 1, 0 + 1, 1 + 1, 7 + 1, // _buf, initval 7
+                               3 + 1, 4 + 1, 16 + 1, 0 + 1, 0 + 1};       // count
+      const uint64_t array = b.meta(4 + sizeof(bytes));
+      p.put32(array, sizeof(bytes));
+      for (size_t i = 0; i < sizeof(bytes); ++i)
+        p.put8(array + 4 + i, bytes[i]);
+      p.put64(klass + 0x98, array);
+    }
+    out.holder = at;
+    p.put64(at, 1);
+    p.put32(at + 8, static_cast<uint32_t>(klass - HotSpotBuilder::kMeta));
+    p.put32(at + 12, 0);          // _buf: set below, once the byte[]'s address is known
+    p.put32(at + 16, 0x7e000000); // count: an int whose bits equal the heap's first address
+    p.put32(at + 20, 0);
+    return at + 24;
+  });
+  p.put32(out.holder + 12, static_cast<uint32_t>(out.heap.bytes_old));
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("hotspot object finder names a holder's class and field from JDK 17's field records and "
+          "JDK 21's field stream") {
+  for (bool stream : {false, true}) {
+    INFO((stream ? "JDK 21+ stream" : "JDK 17 u2 slots"));
+    test::FakeProcess p;
+    const HolderHeap h = putHolderHeap(p, stream);
+    for (uint64_t start : HotSpotBuilder::libjvmRegions())
+      p.nameFile(start, HotSpotBuilder::kLibjvm);
+    AddressSpace memory(p.snapshot());
+    const HeapWalker &walker =
+        *std::find_if(heapWalkers().begin(), heapWalkers().end(), [](const auto &w) {
+           return w->name() == "hotspot";
+         })->get();
+    Diagnostics diags;
+    auto result = walker.walk(
+        memory, [](const Allocation &) {}, diags);
+    REQUIRE(!!result);
+    CHECK(diags.empty());
+    CHECK(result->references_at_start);
+    REQUIRE(result->narrow_references);
+    CHECK(result->narrow_references->base == 0);
+    REQUIRE(result->objects);
+    ObjectFinder &objects = *result->objects;
+
+    auto buf = objects.objectHolding(h.holder + 12);
+    REQUIRE(buf);
+    CHECK(buf->object == h.holder);
+    CHECK(buf->size == 24);
+    CHECK(buf->type == "demo.Holder");
+    CHECK(buf->field == "_buf");
+    CHECK(buf->reference);
+    auto count = objects.objectHolding(h.holder + 16);
+    REQUIRE(count);
+    CHECK(count->field == "count");
+    CHECK_FALSE(count->reference); // an int, whatever its bits
+    auto padding = objects.objectHolding(h.holder + 20);
+    REQUIRE(padding);
+    CHECK(padding->field.empty());
+    auto element = objects.objectHolding(h.heap.ints_old + 40);
+    REQUIRE(element);
+    CHECK(element->object == h.heap.ints_old);
+    CHECK(element->type == "int[]");
+    CHECK_FALSE(element->reference);
+    // Past the old region's top, and before the first object: no object.
+    CHECK_FALSE(objects.objectHolding(h.holder + 24));
+    CHECK_FALSE(objects.objectHolding(h.heap.heap - 8));
+  }
+}
+
+TEST_CASE("Java type names are written as Class.getTypeName writes them") {
+  CHECK(hotspot::javaTypeName("java/io/ByteArrayOutputStream") == "java.io.ByteArrayOutputStream");
+  CHECK(hotspot::javaTypeName("Holders$Channel") == "Holders$Channel");
+  CHECK(hotspot::javaTypeName("[B") == "byte[]");
+  CHECK(hotspot::javaTypeName("[[J") == "long[][]");
+  CHECK(hotspot::javaTypeName("[Ljava/lang/Object;") == "java.lang.Object[]");
+  CHECK(hotspot::javaTypeName("[[Ljava/lang/String;") == "java.lang.String[][]");
+  CHECK(hotspot::javaTypeName("") == "");
+  CHECK(hotspot::javaTypeName("[") == "[]");
 }

@@ -12,6 +12,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "java_fixture.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -28,41 +29,6 @@ using namespace dumpsift::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string javaHome() {
-  const char *home = std::getenv("DUMPSIFT_JAVA_HOME");
-  return home ? home : "/usr/lib/jvm/java-17-openjdk-amd64";
-}
-
-/// Compiles StoryArrays.java into the build tree (once, and again only when the source changed)
-/// and returns the class directory, or "" with `why` set when it cannot run here.
-std::string storyClasses(std::string &why) {
-  const std::string java = javaHome() + "/bin/java", javac = javaHome() + "/bin/javac",
-                    jhsdb = javaHome() + "/bin/jhsdb";
-  for (const std::string &tool : {java, javac, jhsdb})
-    if (!fs::exists(tool)) {
-      why = tool + " is missing (install openjdk-17-jdk-headless: scripts/setup.sh --tests)";
-      return "";
-    }
-  if (!canRunGcore()) {
-    why = "gcore is missing or ptrace is not allowed";
-    return "";
-  }
-  const std::string source = sourceDir() + "/fixtures/java/StoryArrays.java";
-  const std::string classes =
-      binaryDir() + "/java-fixtures/" + fs::path(javaHome()).filename().string();
-  const std::string compiled = classes + "/StoryArrays.class";
-  std::error_code ec;
-  if (!fs::exists(compiled) || fs::last_write_time(compiled, ec) < fs::last_write_time(source)) {
-    CommandResult r = runCommand("'" + javac + "' -nowarn -XDignore.symbol.file -d '" + classes +
-                                 "' '" + source + "'");
-    if (r.exit_code != 0) {
-      why = "javac failed: " + r.err + r.out;
-      return "";
-    }
-  }
-  return classes;
-}
 
 /// One JVM configuration: its flags and what the JVM must then say about itself.
 struct Config {
@@ -202,7 +168,7 @@ constexpr const char *kPrimitiveTypes[] = {"boolean[]", "byte[]",  "char[]", "sh
 /// against jhsdb; for G1 with the default layout it also checks the analysis of the story.
 void checkConfig(const Config &config) {
   std::string why;
-  const std::string classes = storyClasses(why);
+  const std::string classes = javaClasses("StoryArrays", why);
   if (!availableOrSkipped(!classes.empty(), "cannot run the JVM tests: " + why))
     return;
   const std::string dir = scratchDir("hotspot-" + config.name);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -535,8 +536,11 @@ struct HotSpotG1Heap {
 /// A small JVM as JDK 17 spells it: G1 with compressed class pointers, two 64 KiB regions (old:
 /// byte[3000], int[50]; eden: a TLAB's unformatted tail, then byte[900]), one Java thread. The
 /// fuzz seed `hotspot_g1.proc` and a synthetic test share it. Mark `HotSpotBuilder::libjvmRegions`
-/// as libjvm's in the snapshot.
-inline HotSpotG1Heap putHotSpotG1Heap(FakeMemory &m) {
+/// as libjvm's in the snapshot. `more_old` may lay out more objects in the old region from the
+/// address it is given (after the int[]); it returns where they end (the region's top).
+inline HotSpotG1Heap
+putHotSpotG1Heap(FakeMemory &m,
+                 const std::function<uint64_t(HotSpotBuilder &, uint64_t)> &more_old = {}) {
   HotSpotBuilder b(m);
   for (auto [name, value] : {std::pair<const char *, uint64_t>{"UseG1GC", 1},
                              {"UseCompressedOops", 1},
@@ -588,7 +592,8 @@ inline HotSpotG1Heap putHotSpotG1Heap(FakeMemory &m) {
   };
   h.bytes_old = h.heap;
   h.ints_old = array(h.bytes_old, byte_array, 3000, 0);
-  region(0, 16, array(h.ints_old, int_array, 50, 2));
+  const uint64_t ints_end = array(h.ints_old, int_array, 50, 2);
+  region(0, 16, more_old ? more_old(b, ints_end) : ints_end);
   // The thread's empty TLAB [bottom, +1 KiB - 2 words): up to its end plus 2 words (an int[]'s
   // header; no prefetch reserve) nothing is formatted (a stale header lies there).
   const uint64_t eden = h.heap + grain, list = b.meta(32), threads = b.meta(8),

@@ -85,6 +85,9 @@ struct HeldIn {
   std::string type;
   /// The field the word is ("_inputBuffer"), or the element of an array ("[3]"); "" when unknown.
   std::string field;
+  /// False when the runtime's metadata says the word holds no reference: an int field, a
+  /// primitive array's element, an object's header (its bits merely look like an address).
+  bool reference = true;
 };
 
 /// What a managed runtime's walker keeps of its heap for the holders pass: which of its objects
@@ -112,8 +115,9 @@ struct HeapWalkResult {
   /// The allocator's own records where they lie outside its areas or inside blocks it lists
   /// (glibc: every malloc_state, the main arena's in libc's data among them, the heap_info
   /// headers, each tcache_perthread_struct): their words are bookkeeping, not references of the
-  /// program, so the holders pass (dumpsift/holders) takes no holder and no root from them. By
-  /// start; `kind` names the record.
+  /// program, so the holders pass (dumpsift/holders) takes no holder and no root from them. A
+  /// runtime's memory that holds no live object is given here too (HotSpot's free regions and
+  /// to-space, where stale copies of moved objects lie). By start; `kind` names the record.
   std::vector<HeapArea> bookkeeping;
   /// Set by a runtime whose objects native memory holds only through handles (HotSpot: Java
   /// code and JNI keep an object from native memory only in an OopStorage slot; every other
@@ -124,8 +128,25 @@ struct HeapWalkResult {
   bool held_through_handles = false;
   /// The handle slots in use (by start, not overlapping; `kind` names their storage).
   std::vector<HeapArea> handles;
+  /// With held_through_handles: the threads' stacks that may hold this runtime's objects (HotSpot:
+  /// the Java threads'; the collector's threads hold heap addresses as bookkeeping). Empty: all.
+  std::vector<HeapArea> stacks;
   /// Set by a walker that can find (and name) the objects it does not list, for the holders pass.
   std::shared_ptr<ObjectFinder> objects;
+  /// Set by a runtime whose objects hold each other by 32-bit words (HotSpot's compressed oops):
+  /// inside this walker's areas a reference is a 32-bit word n other than 0, standing for the
+  /// address base + (n << shift), and the holders pass reads the areas' words that way only.
+  struct NarrowReferences {
+    uint64_t base = 0;
+    unsigned shift = 0;
+  };
+  std::optional<NarrowReferences> narrow_references;
+  /// Set by a runtime whose references hold the address of an object's start and nothing else
+  /// (HotSpot: a derived pointer into an object lives only beside its base): a word pointing
+  /// inside one of this walker's blocks is then no reference to it, wherever the word lies; and
+  /// the pass reading every reference to them (narrow_references too), a block nothing points at
+  /// is unreferenced although the walker lists only some of its objects.
+  bool references_at_start = false;
 };
 
 /// Called once per allocation, with the lane of the thread that walked it: below

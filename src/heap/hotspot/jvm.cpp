@@ -145,6 +145,19 @@ llvm::Expected<Collector> collectorOf(const Reader &r, const Flags &flags) {
       "the JVM's collector is unknown (no UseG1GC, UseParallelGC or UseSerialGC flag set)");
 }
 
+/// The base and shift of a compressed pointer encoding: `holder`::_base and _shift (JDK 25),
+/// `holder`::_narrow_<what>._base and ._shift (JDK 15 to 24), Universe::_narrow_<what>.* (JDK 11).
+/// Leaves them as they are where the table does not say.
+void readNarrowEncoding(const Reader &r, llvm::StringRef holder, llvm::StringRef what,
+                        uint64_t &base, unsigned &shift) {
+  const std::string field = ("_narrow_" + what).str();
+  const std::string base_in = field + "._base", shift_in = field + "._shift";
+  base = r.staticWord({{holder, "_base"}, {holder, base_in}, {"Universe", base_in}}).value_or(base);
+  auto at = r.staticAddress({{holder, "_shift"}, {holder, shift_in}, {"Universe", shift_in}});
+  if (auto s = at ? r.memory().readU32(*at) : std::nullopt; s && *s < 32)
+    shift = *s;
+}
+
 ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
   ObjectLayout l;
   l.compressed_oops = flags.boolean(r, "UseCompressedOops").value_or(false);
@@ -159,17 +172,9 @@ ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
           .value_or(8);
   // arrayOopDesc::length_offset_in_bytes: the length follows the header (arrayOop.hpp).
   l.length_offset = l.compact_headers ? 8 : l.compressed_class_pointers ? 12 : 16;
-  if (l.compressed_class_pointers || l.compact_headers) {
-    l.narrow_klass_base = r.staticWord({{"CompressedKlassPointers", "_base"},
-                                        {"CompressedKlassPointers", "_narrow_klass._base"},
-                                        {"Universe", "_narrow_klass._base"}})
-                              .value_or(0);
-    auto shift = r.staticAddress({{"CompressedKlassPointers", "_shift"},
-                                  {"CompressedKlassPointers", "_narrow_klass._shift"},
-                                  {"Universe", "_narrow_klass._shift"}});
-    if (auto s = shift ? r.memory().readU32(*shift) : std::nullopt; s && *s < 32)
-      l.narrow_klass_shift = *s;
-  }
+  if (l.compressed_class_pointers || l.compact_headers)
+    readNarrowEncoding(r, "CompressedKlassPointers", "klass", l.narrow_klass_base,
+                       l.narrow_klass_shift);
   if (auto s = r.vm().longConstant("markWord::klass_shift"); s && *s < 64)
     l.mark_klass_shift = static_cast<unsigned>(*s);
   l.klass_layout_helper = r.offset({{"Klass", "_layout_helper"}}).value_or(8);
@@ -181,7 +186,40 @@ ObjectLayout layoutOf(const Reader &r, const Flags &flags) {
       l.mirror_size_offset = *v;
   l.monitor_header_offset =
       r.offset({{"ObjectMonitor", "_header"}, {"ObjectMonitor", "_metadata"}});
+  if (l.compressed_oops)
+    readNarrowEncoding(r, "CompressedOops", "oop", l.narrow_oop_base, l.narrow_oop_shift);
   return l;
+}
+
+ClassRecords recordsOf(const Reader &r) {
+  ClassRecords c;
+  const VmStructs &vm = r.vm();
+  c.super = r.offset({{"Klass", "_super"}});
+  c.constants = r.offset({{"InstanceKlass", "_constants"}});
+  c.fields = r.offset({{"InstanceKlass", "_fields"}});
+  c.java_fields_count = r.offset({{"InstanceKlass", "_java_fields_count"}});
+  c.fieldinfo_stream = r.offset({{"InstanceKlass", "_fieldinfo_stream"}});
+  c.array_data = r.offset({{"Array<u2>", "_data"}, {"Array<u1>", "_data"}}).value_or(4);
+  c.constant_pool_size = vm.typeSize("ConstantPool");
+  auto constant = [&](llvm::StringRef name, unsigned &value, unsigned limit) {
+    if (auto v = vm.intConstant(name); v && *v >= 0 && unsigned(*v) < limit)
+      value = unsigned(*v);
+  };
+  constant("FieldInfo::field_slots", c.field_slots, 16);
+  constant("FieldInfo::access_flags_offset", c.access_slot, c.field_slots);
+  constant("FieldInfo::name_index_offset", c.name_slot, c.field_slots);
+  constant("FieldInfo::signature_index_offset", c.signature_slot, c.field_slots);
+  constant("FieldInfo::low_packed_offset", c.low_slot, c.field_slots);
+  constant("FieldInfo::high_packed_offset", c.high_slot, c.field_slots);
+  constant("FIELDINFO_TAG_SIZE", c.tag_size, 8);
+  constant("FIELDINFO_TAG_OFFSET", c.tag_offset, 1u << c.tag_size);
+  constant("FieldInfo::FieldFlags::_ff_initialized", c.ff_initialized, 32);
+  constant("FieldInfo::FieldFlags::_ff_generic", c.ff_generic, 32);
+  constant("FieldInfo::FieldFlags::_ff_contended", c.ff_contended, 32);
+  if (auto a = r.staticAddress({{"java_lang_Class", "_klass_offset"}}))
+    if (auto v = r.memory().readU32(*a); v && *v < 4096)
+      c.mirror_klass_offset = *v;
+  return c;
 }
 
 // --- G1 -------------------------------------------------------------------------------------
@@ -434,6 +472,16 @@ void readTlabs(const Reader &r, Jvm &jvm, Diagnostics &diags) {
   const uint64_t reserve = (std::max(reserve_words, header_words) * 8 + align - 1) & ~(align - 1);
   const std::vector<uint64_t> threads = javaThreads(r, diags);
   jvm.threads = threads.size();
+  // Their stacks: the only ones whose words may hold a Java object (the VM's own threads, such as
+  // the collector's, hold heap addresses as bookkeeping).
+  auto stack_base = r.offset({{"JavaThread", "_stack_base"}, {"Thread", "_stack_base"}});
+  auto stack_size = r.offset({{"JavaThread", "_stack_size"}, {"Thread", "_stack_size"}});
+  for (uint64_t t : threads) {
+    auto b = stack_base ? r.memory().readU64(t + *stack_base) : std::nullopt;
+    auto n = stack_size ? r.memory().readU64(t + *stack_size) : std::nullopt;
+    if (b && n && *n && *n <= *b)
+      jvm.java_stacks.push_back({*b - *n, *b});
+  }
   for (uint64_t t : threads) {
     auto s = r.memory().readU64(t + *tlab + *start), p = r.memory().readU64(t + *tlab + *top),
          e = r.memory().readU64(t + *tlab + *end);
@@ -577,6 +625,7 @@ llvm::Expected<Jvm> readJvm(const AddressSpace &memory, const LibjvmSpan &libjvm
     return gc.takeError();
   jvm.gc = *gc;
   jvm.layout = layoutOf(r, flags);
+  jvm.records = recordsOf(r);
 
   auto heap = r.staticWord({{"Universe", "_collectedHeap"}});
   auto reserved = r.offset({{"CollectedHeap", "_reserved"}});

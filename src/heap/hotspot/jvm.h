@@ -41,6 +41,29 @@ struct ObjectLayout {
   /// Inflated locks hide the class of a compact-header object: ObjectMonitor's saved header.
   std::optional<uint64_t> monitor_header_offset;
   bool monitor_table = false; // UseObjectMonitorTable: the mark keeps its class bits
+  /// Compressed oops: a reference n between heap objects is narrow_oop_base + (n << shift).
+  uint64_t narrow_oop_base = 0;
+  unsigned narrow_oop_shift = 0;
+};
+
+/// Where a class's names are, for the holders pass's names (docs/heap-hotspot.md, "Holders'
+/// names"): a class's fields are records of its InstanceKlass, their names ConstantPool symbols.
+struct ClassRecords {
+  std::optional<uint64_t> super;              // Klass::_super
+  std::optional<uint64_t> constants;          // InstanceKlass::_constants (ConstantPool*)
+  std::optional<uint64_t> fields;             // up to JDK 20: InstanceKlass::_fields (Array<u2>*)
+  std::optional<uint64_t> java_fields_count;  // up to JDK 20: u2, the Java fields of _fields
+  std::optional<uint64_t> fieldinfo_stream;   // JDK 21+: InstanceKlass::_fieldinfo_stream
+  uint64_t array_data = 4;                    // Array<u2>::_data (and Array<u1>'s)
+  std::optional<uint64_t> constant_pool_size; // sizeof(ConstantPool): its slots follow it
+  // Up to JDK 20, a field is `field_slots` u2 values (FieldInfo::*_offset constants); its offset
+  // is packed in the low and high slots, tagged (FIELDINFO_TAG_SIZE, FIELDINFO_TAG_OFFSET).
+  unsigned field_slots = 6, access_slot = 0, name_slot = 1, signature_slot = 2, low_slot = 4,
+           high_slot = 5, tag_size = 2, tag_offset = 1;
+  // JDK 21+: the bits of a field's flags (FieldInfo::FieldFlags) that add values to its record.
+  unsigned ff_initialized = 0, ff_generic = 2, ff_contended = 4;
+  /// java_lang_Class::_klass_offset: where a mirror keeps the Klass it mirrors.
+  std::optional<uint64_t> mirror_klass_offset;
 };
 
 /// One contiguous piece of the Java heap that holds objects from `bottom` to `top`.
@@ -67,6 +90,7 @@ struct HandleStorage {
 struct Jvm {
   Collector gc = Collector::G1;
   ObjectLayout layout;
+  ClassRecords records;
   LibjvmSpan libjvm;
   uint64_t reserved_start = 0, reserved_end = 0; // CollectedHeap::_reserved
   uint64_t region_bytes = 0;                     // G1 region size
@@ -75,6 +99,9 @@ struct Jvm {
   std::vector<HandleStorage> storages;           // by address
   /// The strong storages' slots in use, [first, second), by start and disjoint.
   std::vector<std::pair<uint64_t, uint64_t>> strong_handles;
+  /// The Java threads' stacks, [first, second) (JavaThread::_stack_base less _stack_size); empty
+  /// when vmStructs does not describe them.
+  std::vector<std::pair<uint64_t, uint64_t>> java_stacks;
   size_t threads = 0;
   size_t vm_fields = 0, vm_types = 0, vm_constants = 0;
 };

@@ -43,17 +43,12 @@ constexpr unsigned kMaxParents = 64;              // classes up the parent chain
 
 class ClrObjectFinder final : public ObjectFinder {
 public:
-  ClrObjectFinder(const AddressSpace &memory, ClrObjectMarks marks, bool names)
+  ClrObjectFinder(const AddressSpace &memory, ObjectMarks marks, bool names)
       : memory_(memory), marks_(std::move(marks)), names_(names) {}
 
   std::optional<HeldIn> objectHolding(uint64_t slot) override {
-    auto it =
-        std::upper_bound(marks_.marks.begin(), marks_.marks.end(), slot,
-                         [](uint64_t s, const ClrObjectMarks::Mark &m) { return s < m.start; });
-    if (it == marks_.marks.begin())
-      return std::nullopt;
-    --it;
-    if (slot >= it->limit)
+    const ObjectMarks::Mark *it = marks_.below(slot);
+    if (!it)
       return std::nullopt;
     uint64_t p = it->start;
     for (unsigned step = 0; step < kMaxSteps && p < it->limit; ++step) {
@@ -233,7 +228,7 @@ private:
   }
 
   const AddressSpace &memory_;
-  ClrObjectMarks marks_;
+  ObjectMarks marks_;
   bool names_;
   std::unordered_map<uint64_t, std::optional<EcmaMetadata>> metadata_; // by Module
   std::unordered_map<uint64_t, std::string> types_;                    // by MethodTable
@@ -241,7 +236,7 @@ private:
 
 } // namespace
 
-std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ClrObjectMarks marks,
+std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
                                                   bool names) {
   return std::make_shared<ClrObjectFinder>(memory, std::move(marks), names);
 }

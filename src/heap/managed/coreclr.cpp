@@ -355,9 +355,8 @@ private:
   /// object finder when it is the first of its run (`walked` 0) or the kObjectsPerMark-th since the
   /// last mark; counts it in `walked`. 64-bit CLR 4+ layouts only.
   void mark(uint64_t addr, uint64_t limit, uint64_t &walked) {
-    if (walked++ % ClrObjectMarks::kObjectsPerMark == 0 && layout_.pointer_size == 8 &&
-        layout_.flags->element_type)
-      marks_.marks.push_back({addr, limit});
+    if (layout_.pointer_size == 8 && layout_.flags->element_type)
+      marks_.note(addr, limit, walked);
   }
 
   llvm::StringRef walker_;
@@ -370,7 +369,7 @@ private:
   std::vector<HeapArea> areas_;
   std::vector<Found> found_;
   std::unordered_map<uint64_t, MtInfo> array_mts_; // every array MethodTable seen
-  ClrObjectMarks marks_;                           // for the holders pass's object finder
+  ObjectMarks marks_;                              // for the holders pass's object finder
   uint64_t objects_ = 0;
   uint64_t resyncs_ = 0;
   uint64_t ignored_records_ = 0;
@@ -673,9 +672,8 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
   std::sort(result.areas.begin(), result.areas.end(),
             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
   handlesOf(result);
-  if (!marks_.marks.empty()) {
-    std::sort(marks_.marks.begin(), marks_.marks.end(),
-              [](const auto &a, const auto &b) { return a.start < b.start; });
+  if (!marks_.empty()) {
+    marks_.sort();
     result.facts.push_back({fact("object_names"),
                             name_objects ? "from MethodTables and ECMA-335 metadata (the .NET Core "
                                            "2.0 layout)"
