@@ -483,10 +483,10 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
       continue;
     const uint32_t node = target_entries[t];
     const bool partial = nodes.flags[node] & kPartial;
-    // A runtime that refers to its objects by their start alone has every reference to them
-    // decoded by the pass (narrow ones too): with none, nothing holds the object, listed or not.
+    // A runtime none of whose references the pass misses: with none, nothing holds the object,
+    // whether its walker lists the others or not.
     const uint16_t heap = nodes.heaps[node];
-    if (b.references == 0 && heap < heaps.size() && heaps[heap].references_at_start) {
+    if (b.references == 0 && heap < heaps.size() && heaps[heap].every_reference_seen) {
       b.verdict = Verdict::Unreferenced;
       continue;
     }

@@ -143,10 +143,12 @@ struct HeapWalkResult {
   std::optional<NarrowReferences> narrow_references;
   /// Set by a runtime whose references hold the address of an object's start and nothing else
   /// (HotSpot: a derived pointer into an object lives only beside its base): a word pointing
-  /// inside one of this walker's blocks is then no reference to it, wherever the word lies; and
-  /// the pass reading every reference to them (narrow_references too), a block nothing points at
-  /// is unreferenced although the walker lists only some of its objects.
+  /// inside one of this walker's blocks is then no reference to it, wherever the word lies.
   bool references_at_start = false;
+  /// Set by a runtime none of whose references to its objects the pass misses (plain pointers,
+  /// or narrow_references it decodes): a block nothing points at is then unreferenced, although
+  /// the walker lists only some of its objects (HotSpot, CoreCLR).
+  bool every_reference_seen = false;
 };
 
 /// Called once per allocation, with the lane of the thread that walked it: below

@@ -293,6 +293,7 @@ public:
     if (l.compressed_oops)
       result.narrow_references = {l.narrow_oop_base, l.narrow_oop_shift};
     result.references_at_start = true;
+    result.every_reference_seen = true;
     result.objects = makeJavaObjectFinder(memory, std::move(jvm), std::move(marks));
     return result;
   }

@@ -672,6 +672,9 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
   std::sort(result.areas.begin(), result.areas.end(),
             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
   handlesOf(result);
+  // References to objects are plain pointers (at an object's MethodTable word, or inside it from
+  // a stack): the pass sees each.
+  result.every_reference_seen = true;
   if (!marks_.empty()) {
     marks_.sort();
     result.facts.push_back({fact("object_names"),
