@@ -107,6 +107,9 @@ void AddressSpace::releasePages(uint64_t addr, uint64_t len) const {
   adviseRange(addr, len, MADV_DONTNEED);
 }
 
+/// The most bytes of one MADV_WILLNEED: no more than a device's usual largest request.
+constexpr uintptr_t kWillNeedChunk = 512u << 10;
+
 void AddressSpace::willRead(uint64_t addr, uint64_t len) const {
   adviseRange(addr, len, MADV_WILLNEED);
 }
@@ -137,8 +140,12 @@ void AddressSpace::adviseRange(uint64_t addr, uint64_t len, int advice) const {
     // Whole pages inside the range only: the partly covered ones may hold a neighbour's bytes.
     from = std::max((from + page - 1) & ~(page - 1), file_begin);
     to = std::min(to & ~(page - 1), file_end & ~(page - 1));
-    if (from < to)
-      (void)madvise(reinterpret_cast<void *>(from), to - from, advice);
+    // Linux reads at most the device's read-ahead size (or its largest request) for one
+    // MADV_WILLNEED and drops the rest of the range (mm/readahead.c, force_page_cache_ra): one
+    // call per kWillNeedChunk gets all of it read.
+    const uintptr_t step = advice == MADV_WILLNEED ? kWillNeedChunk : UINTPTR_MAX;
+    for (uintptr_t at = from; at < to; at += std::min<uintptr_t>(step, to - at))
+      (void)madvise(reinterpret_cast<void *>(at), std::min<uintptr_t>(step, to - at), advice);
     cursor = stop;
   }
 }
