@@ -7,8 +7,36 @@
 
 namespace dumpsift {
 
+namespace {
+
+/// `write` into the stream `out` of `path`, closed; the error names `path` and the cause.
+llvm::Error writeAndClose(llvm::StringRef path, llvm::raw_fd_ostream &out,
+                          llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+  llvm::Error result = write(out);
+  out.close();
+  if (!result && out.has_error()) {
+    std::error_code ec = out.error();
+    out.clear_error();
+    result = createError("cannot write '" + path + "': " + ec.message());
+  }
+  return result;
+}
+
+} // namespace
+
 llvm::Error writeFileAtomically(llvm::StringRef path,
                                 llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+  // A path that exists and is neither a regular file nor a directory (/dev/null, a FIFO,
+  // /dev/stdout) is written in place: a file renamed over it would replace the device.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return createError("cannot open '" + path + "': " + ec.message());
+    return writeAndClose(path, out, write);
+  }
   llvm::SmallString<256> temp_model(path);
   temp_model += ".tmp-%%%%%%%%";
   int fd = -1;
@@ -18,13 +46,7 @@ llvm::Error writeFileAtomically(llvm::StringRef path,
   llvm::Error result = llvm::Error::success();
   {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    result = write(out);
-    out.close();
-    if (!result && out.has_error()) {
-      std::error_code ec = out.error();
-      out.clear_error();
-      result = createError("cannot write '" + path + "': " + ec.message());
-    }
+    result = writeAndClose(path, out, write);
   }
   if (!result) {
     if (std::error_code ec = llvm::sys::fs::rename(temp_path, path))

@@ -10,7 +10,9 @@ namespace dumpsift {
 
 /// Writes `path` atomically: `write` fills a temporary file beside it, which is renamed over
 /// `path` only when writing and closing succeeded; otherwise the temporary is removed and `path`
-/// is untouched. Errors name the path and the cause (disk full, permission denied, ...).
+/// is untouched. A `path` that exists and is neither a regular file nor a directory (/dev/null,
+/// a FIFO, /dev/stdout) is written in place instead, as a device cannot be replaced. Errors name
+/// the path and the cause (disk full, permission denied, ...).
 llvm::Error writeFileAtomically(llvm::StringRef path,
                                 llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
