@@ -21,8 +21,22 @@ public:
   /// first of its run (`walked` 0) or the kObjectsPerMark-th since the last mark; counted in
   /// `walked`. The objects of one run come in address order; runs in any order until sort().
   void note(uint64_t addr, uint64_t limit, uint64_t &walked) {
+    ++noted_;
     if (walked++ % kObjectsPerMark == 0)
       marks_.push_back({addr, limit});
+  }
+
+  /// The objects noted.
+  uint64_t objects() const { return noted_; }
+
+  /// Calls `each(mark, end)` for each mark, by address, with the end of its stretch of objects:
+  /// the next mark of its run, or the run's end. Once sorted.
+  template <typename Each> void eachStretch(Each each) const {
+    for (size_t i = 0; i < marks_.size(); ++i) {
+      const Mark &m = marks_[i];
+      const uint64_t next = i + 1 < marks_.size() ? marks_[i + 1].start : m.limit;
+      each(m, std::min(m.limit, std::max(next, m.start)));
+    }
   }
 
   /// The mark at or below `slot` whose run holds it, or nullptr.
@@ -45,6 +59,7 @@ public:
 
 private:
   std::vector<Mark> marks_; // by start
+  uint64_t noted_ = 0;
 };
 
 } // namespace dumpsift

@@ -11,6 +11,8 @@ namespace {
 /// Blocks a lane adds between two updates of the shared count: the count is touched once per
 /// this many blocks, so that walking threads do not contend for it.
 constexpr uint64_t kCountStep = 4096;
+/// Runs of blocks in order that the directory merges; with more, it sorts them.
+constexpr size_t kMostRunsMerged = 64;
 
 } // namespace
 
@@ -67,8 +69,48 @@ std::vector<std::vector<BlockDirectoryBuilder::Entry>> BlockDirectoryBuilder::ta
 
 namespace holders {
 
-Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> lanes,
-                         llvm::ArrayRef<HeapWalkResult> heaps, llvm::ArrayRef<HolderTarget> targets,
+std::vector<bool> addFinderObjects(Lanes &lanes, llvm::ArrayRef<HeapWalkResult> heaps,
+                                   uint64_t budget) {
+  std::vector<bool> added(heaps.size(), false);
+  std::vector<uint64_t> listed(heaps.size(), 0);
+  uint64_t total = 0;
+  for (const auto &lane : lanes)
+    for (const BlockDirectoryBuilder::Entry &e : lane) {
+      ++total;
+      if (e.heap < listed.size())
+        ++listed[e.heap];
+    }
+  for (size_t h = 0; h < heaps.size(); ++h) {
+    ObjectFinder *finder = heaps[h].objects.get();
+    const uint64_t objects = finder ? finder->objectCount() : 0;
+    // Its listed blocks are among its objects: they are given again, then merged.
+    if (objects == 0 || total - listed[h] + objects > budget)
+      continue;
+    std::vector<BlockDirectoryBuilder::Entry> &lane = lanes.emplace_back();
+    lane.reserve(objects);
+    const uint16_t heap = static_cast<uint16_t>(h);
+    finder->eachObject([&](uint64_t start, uint64_t size, bool references) {
+      if (size && start + size > start && lane.size() < objects)
+        lane.push_back({start, start + size, heap, !references, true});
+    });
+    total = total - listed[h] + lane.size();
+    added[h] = true;
+  }
+  return added;
+}
+
+std::vector<bool> partialHeaps(llvm::ArrayRef<HeapWalkResult> heaps,
+                               const std::vector<bool> &completed) {
+  std::vector<bool> partial(heaps.size(), false);
+  for (size_t h = 0; h < heaps.size(); ++h)
+    if (const HeapWalker *w = findHeapWalker(heaps[h].walker))
+      partial[h] = w->traits().listing == BlockListing::Partial &&
+                   !(h < completed.size() && completed[h]) && !heaps[h].every_object_listed;
+  return partial;
+}
+
+Directory buildDirectory(Lanes lanes, const std::vector<bool> &partial,
+                         llvm::ArrayRef<HolderTarget> targets,
                          std::vector<uint32_t> &target_entries, uint64_t &dropped) {
   using Entry = BlockDirectoryBuilder::Entry;
   std::vector<Entry> all;
@@ -81,21 +123,44 @@ Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> 
     lane = {};
   }
   lanes.clear();
-  // By start, then the longer first (a walker that lists a block twice keeps one), then by heap:
-  // the same order whatever lane walked what. A walk in address order needs no sort.
+  // By start, then the longer first (a walker that lists a block twice keeps one), then by heap,
+  // then the finder's before the walk's: the same order whatever lane walked what. A walk in
+  // address order needs no sort.
   auto before = [](const Entry &a, const Entry &b) {
     if (a.start != b.start)
       return a.start < b.start;
     if (a.end != b.end)
       return a.end > b.end;
-    return a.heap < b.heap;
+    if (a.heap != b.heap)
+      return a.heap < b.heap;
+    return a.from_finder > b.from_finder;
   };
-  if (!std::is_sorted(all.begin(), all.end(), before))
+  // The blocks come in a few runs in order (a walker's, a walking thread's, a finder's): the runs
+  // are merged pairwise, linear in the blocks per level of merging; many runs are sorted.
+  std::vector<size_t> run_ends;
+  for (size_t i = 1; i <= all.size(); ++i)
+    if (i == all.size() || before(all[i], all[i - 1]))
+      run_ends.push_back(i);
+  if (run_ends.size() > kMostRunsMerged) {
     std::sort(all.begin(), all.end(), before);
-  std::vector<bool> partial(heaps.size(), false);
-  for (size_t h = 0; h < heaps.size(); ++h)
-    if (const HeapWalker *w = findHeapWalker(heaps[h].walker))
-      partial[h] = w->traits().listing == BlockListing::Partial;
+  } else {
+    while (run_ends.size() > 1) {
+      std::vector<size_t> merged;
+      for (size_t r = 0; r < run_ends.size(); r += 2) {
+        const size_t begin = r ? run_ends[r - 1] : 0;
+        if (r + 1 < run_ends.size())
+          std::inplace_merge(all.begin() + begin, all.begin() + run_ends[r],
+                             all.begin() + run_ends[r + 1], before);
+        merged.push_back(run_ends[std::min(r + 1, run_ends.size() - 1)]);
+      }
+      run_ends = std::move(merged);
+    }
+  }
+  // A block listed by the walk and given by its finder too: the finder's entry stays.
+  auto same = [](const Entry &a, const Entry &b) {
+    return a.start == b.start && a.end == b.end && a.heap == b.heap && a.from_finder;
+  };
+  all.erase(std::unique(all.begin(), all.end(), same), all.end());
 
   // Each target that is a listed block (not free, the same start) marks it; any other target is
   // an entry of its own. Entries by start, a target's before a block's of the same start.
@@ -105,8 +170,6 @@ Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> 
     uint32_t target; // kNoEntry for a block that is no target
     uint16_t heap;
   };
-  std::vector<Item> items;
-  items.reserve(all.size() + targets.size());
   std::vector<uint32_t> target_of_block(all.size(), kNoEntry);
   std::vector<Item> lone_targets;
   for (size_t t = 0; t < targets.size(); ++t) {
@@ -128,39 +191,23 @@ Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> 
     lone_targets.push_back({target.address, target.address + std::max<uint64_t>(target.size, 1),
                             flags, static_cast<uint32_t>(t), target.heap});
   }
-  size_t lone = 0;
-  for (size_t i = 0; i <= all.size(); ++i) {
-    for (; lone < lone_targets.size() &&
-           (i == all.size() || lone_targets[lone].start <= all[i].start);
-         ++lone)
-      items.push_back(lone_targets[lone]);
-    if (i == all.size())
-      break;
-    const Entry &e = all[i];
-    uint8_t flags = kListed | (e.noscan ? kNoscan : kHolds);
-    if (e.heap < partial.size() && partial[e.heap])
-      flags |= kPartial;
-    if (target_of_block[i] != kNoEntry)
-      flags |= kTarget;
-    items.push_back({e.start, e.end, flags, target_of_block[i], e.heap});
-  }
-  all = {};
-  lone_targets = {};
 
-  // A block that overlaps the entry before it is dropped (a walker listed it twice, or two
-  // walkers claim the same memory); a target is kept whatever it overlaps.
+  // Entries by start, a lone target before a block of the same start. A block that overlaps the
+  // entry before it is dropped (a walker listed it twice, or two walkers claim the same memory);
+  // a target is kept whatever it overlaps.
   Directory d;
-  d.starts.reserve(items.size());
-  d.ends.reserve(items.size());
-  d.flags.reserve(items.size());
-  d.heaps.reserve(items.size());
+  const size_t most = all.size() + lone_targets.size();
+  d.starts.reserve(most);
+  d.ends.reserve(most);
+  d.flags.reserve(most);
+  d.heaps.reserve(most);
   target_entries.assign(targets.size(), kNoEntry);
   dropped = 0;
   uint64_t highest = 0;
-  for (const Item &item : items) {
+  auto append = [&](const Item &item) {
     if (item.target == kNoEntry && !d.starts.empty() && item.start < d.ends.back()) {
       ++dropped;
-      continue;
+      return;
     }
     if (item.target != kNoEntry)
       target_entries[item.target] = static_cast<uint32_t>(d.size());
@@ -169,6 +216,22 @@ Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> 
     d.flags.push_back(item.flags);
     d.heaps.push_back(item.heap);
     highest = std::max(highest, item.end);
+  };
+  size_t lone = 0;
+  for (size_t i = 0; i <= all.size(); ++i) {
+    for (; lone < lone_targets.size() &&
+           (i == all.size() || lone_targets[lone].start <= all[i].start);
+         ++lone)
+      append(lone_targets[lone]);
+    if (i == all.size())
+      break;
+    const Entry &e = all[i];
+    uint8_t flags = kListed | (e.noscan ? kNoscan : kHolds);
+    if (e.heap < partial.size() && partial[e.heap])
+      flags |= kPartial;
+    if (target_of_block[i] != kNoEntry)
+      flags |= kTarget;
+    append({e.start, e.end, flags, target_of_block[i], e.heap});
   }
   d.setHighest(highest);
   return d;

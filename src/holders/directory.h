@@ -94,14 +94,30 @@ private:
   std::vector<uint64_t> bits_;
 };
 
-/// The directory of `lanes` (the builder's) and `targets` (sorted by address): every block,
-/// kListed, with kHolds unless noscan (then kNoscan), kPartial for the blocks of walkers whose
-/// listing is partial, and each target marked kTarget (a target that is no listed block, a free
-/// block (kFree, kListed) or a region scan buffer, is an entry of its own without kHolds). A block
-/// that overlaps the one before it is dropped (counted in `dropped`), unless it is a target.
-/// `target_entries` gets each target's entry.
-Directory buildDirectory(std::vector<std::vector<BlockDirectoryBuilder::Entry>> lanes,
-                         llvm::ArrayRef<HeapWalkResult> heaps, llvm::ArrayRef<HolderTarget> targets,
+using Lanes = std::vector<std::vector<BlockDirectoryBuilder::Entry>>;
+
+/// Adds to `lanes` every object of each walker result whose ObjectFinder gives them
+/// (ObjectFinder::eachObject), in a lane of its own, while the directory stays within `budget`
+/// blocks. Returns, per walker result, whether its objects were added: its walker's listing is then
+/// complete for the pass, and paths run through the objects the walker does not list.
+std::vector<bool> addFinderObjects(Lanes &lanes, llvm::ArrayRef<HeapWalkResult> heaps,
+                                   uint64_t budget);
+
+/// Per walker result: its walker lists only some of its blocks (BlockListing::Partial), and neither
+/// `completed` (from addFinderObjects; empty: none) says the directory got the rest nor the walk
+/// says it listed them all this time (HeapWalkResult::every_object_listed).
+std::vector<bool> partialHeaps(llvm::ArrayRef<HeapWalkResult> heaps,
+                               const std::vector<bool> &completed);
+
+/// The directory of `lanes` (the builder's, and addFinderObjects') and `targets` (sorted by
+/// address): every block, kListed, with kHolds unless noscan (then kNoscan), kPartial for the
+/// blocks of walker results `partial` says, and each target marked kTarget (a target that is no
+/// listed block, a free block (kFree, kListed) or a region scan buffer, is an entry of its own
+/// without kHolds). A block its walker listed and its finder gave too is one entry, the finder's
+/// (which knows whether it holds references). A block that overlaps the one before it is dropped
+/// (counted in `dropped`), unless it is a target. `target_entries` gets each target's entry.
+Directory buildDirectory(Lanes lanes, const std::vector<bool> &partial,
+                         llvm::ArrayRef<HolderTarget> targets,
                          std::vector<uint32_t> &target_entries, uint64_t &dropped);
 
 /// The directory of the targets alone (every entry kTarget; kHolds as in `full`, where each target

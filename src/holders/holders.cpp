@@ -180,7 +180,8 @@ class HolderNamer {
 public:
   HolderNamer(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> heaps,
               const Directory &nodes, Names &names, llvm::UniqueStringSaver &strings)
-      : memory_(memory), heaps_(heaps), nodes_(nodes), names_(names), strings_(strings) {}
+      : memory_(memory), heaps_(heaps), nodes_(nodes), names_(names), strings_(strings),
+        runtime_stacks_(runtimeStacks(heaps)) {}
 
   /// The holder in block `node` at `slot`.
   Holder heap(uint32_t node, uint64_t slot, uint64_t points_to) {
@@ -236,6 +237,8 @@ public:
     case HolderKind::Stack:
       if (where < snap.threads.size())
         h.thread = snap.threads[where].tid;
+      else if (where - snap.threads.size() < runtime_stacks_.size())
+        h.goroutine = runtime_stacks_[where - snap.threads.size()].arena;
       break;
     case HolderKind::Global:
       if (where < snap.modules.size()) {
@@ -259,10 +262,26 @@ public:
     case HolderKind::Other:
       break;
     }
+    if (kind == HolderKind::Other || kind == HolderKind::Global)
+      nameHandle(h);
     return h;
   }
 
 private:
+  /// Sets h.handle and h.walker when h.slot is a slot of a runtime's handle (a GC handle, an
+  /// OopStorage slot): what keeps the object alive is then that handle.
+  void nameHandle(Holder &h) {
+    for (const HeapWalkResult &heap : heaps_) {
+      auto it = std::upper_bound(heap.handles.begin(), heap.handles.end(), h.slot,
+                                 [](uint64_t s, const HeapArea &a) { return s < a.start; });
+      if (it != heap.handles.begin() && h.slot - std::prev(it)->start < std::prev(it)->size) {
+        h.handle = strings_.save(std::prev(it)->kind);
+        h.walker = strings_.save(heap.walker);
+        return;
+      }
+    }
+  }
+
   /// Sets the managed object holding h.slot, its type and field, from its walker's finder; leaves
   /// `h` as it is when the finder knows no object there.
   void nameObject(Holder &h, ObjectFinder &objects) {
@@ -280,6 +299,7 @@ private:
   const Directory &nodes_;
   Names &names_;
   llvm::UniqueStringSaver &strings_;
+  std::vector<HeapArea> runtime_stacks_;
 };
 
 /// References into one buffer past which the run says that memory dense with them was met.
@@ -355,9 +375,16 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
   const bool directory_over = directory.overBudget();
   std::vector<uint32_t> target_entries;
   uint64_t dropped = 0;
-  Directory nodes = buildDirectory(directory.takeLanes(), heaps, targets, target_entries, dropped);
   // Direct holders need no directory of every block: the walkers' areas then hold unlisted words.
   const bool every_block = options.mode == HoldersMode::Chains && !directory_over;
+  Lanes lanes = directory.takeLanes();
+  // With chains, the objects a managed walker does not list are nodes too where its finder gives
+  // them and the budget holds them: paths to roots then run through them.
+  std::vector<bool> completed;
+  if (every_block)
+    completed = addFinderObjects(lanes, heaps, options.budget);
+  const std::vector<bool> partial = partialHeaps(heaps, completed);
+  Directory nodes = buildDirectory(std::move(lanes), partial, targets, target_entries, dropped);
   run.heap_holders_named = every_block;
   run.ran = options.mode;
   if (directory_over && options.mode == HoldersMode::Chains) {
@@ -390,7 +417,7 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
   // Direct holders over targets the same block names twice: the probe must stay sorted.
   PageFilter filter;
   filter.build(*probe, /*max_bitmaps=*/4096);
-  SlotClassifier slots(snap, heaps, nodes, every_block);
+  SlotClassifier slots(snap, heaps, partial, nodes, every_block);
   PassPlan plan;
   plan.probe = probe;
   plan.filter = &filter;
@@ -541,9 +568,31 @@ namespace {
 /// array are alike, whatever their index).
 auto shapeOf(const Holder &h) {
   const llvm::StringRef field = h.field.startswith("[") ? "[]" : h.field;
-  return std::make_tuple(h.kind, h.class_name, field, h.module, h.symbol, h.walker, h.thread,
-                         h.register_name,
+  return std::make_tuple(h.kind, h.class_name, field, h.module, h.symbol, h.walker, h.handle,
+                         h.thread, h.goroutine, h.register_name,
                          h.kind == HolderKind::Heap && h.class_name.empty() ? h.block_size : 0);
+}
+
+/// True when `type` lies in one of `namespaces` (a prefix of its name).
+bool inFramework(llvm::StringRef type, const std::vector<llvm::StringRef> &namespaces) {
+  return std::any_of(namespaces.begin(), namespaces.end(),
+                     [&](llvm::StringRef prefix) { return type.startswith(prefix); });
+}
+
+/// The first step of `b`'s path in an object whose type lies outside its runtime's framework, or
+/// nullptr: the search ends at a root, at an object without a type name or at a runtime that
+/// names no framework.
+const Holder *ownerOf(const BufferHolders &b) {
+  for (const Holder &step : b.path) {
+    if (step.kind != HolderKind::Heap || step.class_name.empty())
+      return nullptr;
+    const HeapWalker *walker = findHeapWalker(step.walker);
+    if (!walker || walker->traits().framework_namespaces.empty())
+      return nullptr;
+    if (!inFramework(step.class_name, walker->traits().framework_namespaces))
+      return &step;
+  }
+  return nullptr;
 }
 
 } // namespace
@@ -552,7 +601,8 @@ GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> mem
   GroupHolders g;
   g.members = members.size();
   using Shape = decltype(shapeOf(Holder{}));
-  std::map<Shape, std::pair<uint64_t, size_t>> holder_shapes, root_shapes; // count, first member
+  // count, first member
+  std::map<Shape, std::pair<uint64_t, size_t>> holder_shapes, root_shapes, owner_shapes;
   std::map<Verdict, uint64_t> verdicts;
   for (size_t m : members) {
     if (m >= holders.buffers.size())
@@ -566,6 +616,11 @@ GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> mem
     }
     if (b.verdict == Verdict::Anchored && !b.path.empty() && b.path_steps == b.path.size()) {
       auto &[count, first] = root_shapes[shapeOf(b.path.back())];
+      if (count++ == 0)
+        first = m;
+    }
+    if (const Holder *owner = ownerOf(b)) {
+      auto &[count, first] = owner_shapes[shapeOf(*owner)];
       if (count++ == 0)
         first = m;
     }
@@ -590,6 +645,11 @@ GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> mem
   if (auto best = commonest(root_shapes); best != root_shapes.end()) {
     g.rooted_alike = best->second.first;
     g.root = holders.buffers[best->second.second].path.back();
+  }
+  if (auto best = commonest(owner_shapes);
+      best != owner_shapes.end() && !(g.holder && shapeOf(*g.holder) == best->first)) {
+    g.owned_alike = best->second.first;
+    g.owner = *ownerOf(holders.buffers[best->second.second]);
   }
   for (const auto &[verdict, count] : verdicts)
     g.verdicts.emplace_back(verdict, count);

@@ -53,7 +53,7 @@ public:
       return; // no reference of a runtime that refers to its objects' starts only
     const Slot from = plan_.slots->classify(slot, cursor_);
     if (from.cls == SlotClass::Drop || (from.cls == SlotClass::Heap && from.node == node) ||
-        plan_.slots->outsideHandles(from, slot, node))
+        plan_.slots->ruledOutByRuntime(from, slot, node))
       return; // no reference, a block pointing into itself, or a runtime's bookkeeping
     const uint32_t target = (*plan_.probe_targets)[entry];
     if (target != kNoEntry)
@@ -324,14 +324,14 @@ std::vector<NarrowZone> narrowZones(llvm::ArrayRef<HeapWalkResult> heaps) {
 }
 
 SlotClassifier::SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalkResult> heaps,
-                               const Directory &nodes, bool complete)
+                               const std::vector<bool> &partial, const Directory &nodes,
+                               bool complete)
     : nodes_(nodes), complete_(complete) {
   for (size_t h = 0; h < heaps.size(); ++h) {
-    const HeapWalker *walker = findHeapWalker(heaps[h].walker);
-    const bool partial = walker && walker->traits().listing == BlockListing::Partial;
     for (const HeapArea &a : heaps[h].areas)
       if (a.size && a.start + a.size > a.start)
-        areas_.push_back({a.start, a.start + a.size, uint32_t(h), partial});
+        areas_.push_back(
+            {a.start, a.start + a.size, uint32_t(h), h < partial.size() && partial[h]});
     for (const HeapArea &b : heaps[h].bookkeeping)
       if (b.size && b.start + b.size > b.start)
         bookkeeping_.push_back({b.start, b.start + b.size, uint32_t(h), false});
@@ -356,6 +356,10 @@ SlotClassifier::SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalk
     live_stacks_.push_back({sp, th.stack_end, uint32_t(t), false});
     dead_stacks_.push_back({th.stack_start, sp, uint32_t(t), false});
   }
+  const std::vector<HeapArea> runtime = runtimeStacks(heaps);
+  for (size_t k = 0; k < runtime.size(); ++k)
+    runtime_stacks_.push_back({runtime[k].start, runtime[k].start + runtime[k].size,
+                               uint32_t(snapshot.threads.size() + k), false});
   for (size_t m = 0; m < snapshot.modules.size(); ++m) {
     const Module &mod = snapshot.modules[m];
     modules_.push_back({mod.start, std::max(mod.end, mod.image_end), uint32_t(m), false});
@@ -365,6 +369,18 @@ SlotClassifier::SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalk
   sortZones(live_stacks_);
   sortZones(dead_stacks_);
   sortZones(modules_);
+  sortZones(runtime_stacks_);
+}
+
+std::vector<HeapArea> runtimeStacks(llvm::ArrayRef<HeapWalkResult> heaps) {
+  std::vector<HeapArea> stacks;
+  for (const HeapWalkResult &h : heaps)
+    for (const HeapArea &s : h.live_stacks)
+      if (s.size && s.start + s.size > s.start)
+        stacks.push_back(s);
+  std::stable_sort(stacks.begin(), stacks.end(),
+                   [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  return stacks;
 }
 
 const SlotClassifier::Zone *SlotClassifier::find(const std::vector<Zone> &zones, uint64_t address) {
@@ -388,13 +404,15 @@ HolderKind holderKindOf(SlotClass cls) {
   }
 }
 
-bool SlotClassifier::outsideHandles(const Slot &from, uint64_t slot, uint32_t node) const {
+bool SlotClassifier::ruledOutByRuntime(const Slot &from, uint64_t slot, uint32_t node) const {
   const uint16_t heap = nodes_.heaps[node];
-  if (heap >= held_through_handles_.size() || !held_through_handles_[heap])
+  if (heap >= held_through_handles_.size())
+    return false;
+  if (from.cls == SlotClass::Stack)
+    return !stacks_[heap].empty() && find(stacks_[heap], slot) == nullptr;
+  if (!held_through_handles_[heap])
     return false;
   switch (from.cls) {
-  case SlotClass::Stack:
-    return !stacks_[heap].empty() && find(stacks_[heap], slot) == nullptr;
   case SlotClass::Heap:
     if (nodes_.heaps[from.node] == heap)
       return false; // one of the runtime's objects holding another
@@ -435,6 +453,9 @@ Slot SlotClassifier::classify(uint64_t slot, uint32_t &cursor) const {
       return {SlotClass::Drop};
     // A region scan buffer: what its memory is decides below.
   }
+  if (!runtime_stacks_.empty())
+    if (const Zone *stack = find(runtime_stacks_, slot))
+      return {SlotClass::Stack, kNoEntry, stack->where};
   if (const Zone *area = find(areas_, slot)) {
     if (area->partial || !complete_)
       return {SlotClass::Unlisted, kNoEntry, area->where};

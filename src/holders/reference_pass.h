@@ -14,12 +14,18 @@
 
 namespace dumpsift::holders {
 
+/// The live stacks the runtimes keep in their own areas (HeapWalkResult::live_stacks), of every
+/// walker result, by start. A Stack slot's `where` at or past the snapshot's thread count is that
+/// count plus the index of its stack here.
+std::vector<HeapArea> runtimeStacks(llvm::ArrayRef<HeapWalkResult> heaps);
+
 /// Where a word lies, as the pass classes it.
 enum class SlotClass : uint8_t {
   Drop,     // no reference of the program: bookkeeping, free memory, noscan words, dead stack
   Heap,     // inside a listed block (`node`)
   Unlisted, // inside a walker's area but in no block the directory holds (`where`: the heap)
-  Stack,    // a thread's live stack (`where`: the thread's index)
+  Stack,    // a thread's live stack (`where`: the thread's index; past the threads, a runtime's
+            // stack: runtimeStacks)
   Global,   // a module's image (`where`: the module's index in the snapshot)
   Other,    // other writable memory
 };
@@ -74,9 +80,10 @@ struct PieceHits {
 class SlotClassifier {
 public:
   /// `nodes` names every listed block when `complete` (else the words of an area outside the
-  /// blocks it holds are Unlisted, whatever the walker's listing).
+  /// blocks it holds are Unlisted, whatever the walker's listing); `partial` (partialHeaps) says
+  /// of each walker result whether its area's words outside its blocks are Unlisted anyway.
   SlotClassifier(const Snapshot &snapshot, llvm::ArrayRef<HeapWalkResult> heaps,
-                 const Directory &nodes, bool complete);
+                 const std::vector<bool> &partial, const Directory &nodes, bool complete);
 
   /// The class of the word at `slot`; `cursor` is the caller's position in the node directory
   /// (kNoEntry to start), which only moves forward while slots grow.
@@ -89,11 +96,11 @@ public:
     const uint16_t heap = nodes_.heaps[node];
     return value != nodes_.starts[node] && heap < at_start_.size() && at_start_[heap];
   }
-  /// True when node `node` belongs to a runtime held only through handles
-  /// (HeapWalkResult::held_through_handles) and the word at `slot`, of class `from`, lies outside
-  /// that runtime's areas, outside the live stacks that may hold its objects and outside its
-  /// handles: no reference.
-  bool outsideHandles(const Slot &from, uint64_t slot, uint32_t node) const;
+  /// True when the word at `slot`, of class `from`, is no reference to node `node` by what its
+  /// runtime says: a stack other than those that may hold its objects
+  /// (HeapWalkResult::stacks), or, for a runtime held only through handles
+  /// (HeapWalkResult::held_through_handles), a word outside its areas and outside its handles.
+  bool ruledOutByRuntime(const Slot &from, uint64_t slot, uint32_t node) const;
 
 private:
   struct Zone {
@@ -107,6 +114,7 @@ private:
   const Directory &nodes_;
   bool complete_;
   std::vector<Zone> bookkeeping_, areas_, live_stacks_, dead_stacks_, modules_;
+  std::vector<Zone> runtime_stacks_; // `where` as a Stack slot's
   /// Per walker result: its handle slots, when it is held only through handles (else empty and
   /// held_through_handles_ false).
   std::vector<std::vector<Zone>> handles_;

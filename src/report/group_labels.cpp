@@ -26,7 +26,8 @@ std::string holderWords(const Holder &h, bool with_offset) {
       return offset + std::to_string(h.block_size) + "-byte allocations";
     return "objects of the " + h.walker.str() + " heap it does not list";
   case HolderKind::Stack:
-    return "the stack of thread " + std::to_string(h.thread);
+    return h.goroutine ? "the stack of goroutine " + std::to_string(h.goroutine)
+                       : "the stack of thread " + std::to_string(h.thread);
   case HolderKind::Register:
     return "register " + h.register_name.str() + " of thread " + std::to_string(h.thread);
   case HolderKind::Global:
@@ -35,7 +36,8 @@ std::string holderWords(const Holder &h, bool with_offset) {
                              : h.symbol.str()) +
            "` (" + h.module.str() + ")";
   case HolderKind::Other:
-    return "other writable memory";
+    return h.handle.empty() ? "other writable memory"
+                            : "a " + h.walker.str() + " " + h.handle.str() + " slot";
   }
   return "";
 }
@@ -156,6 +158,8 @@ std::string holdersSentence(const GroupHolders &s) {
                        s.holder->kind == HolderKind::Heap && s.holder->block_size && s.same_offset);
   else
     text = "nothing holds " + std::string(s.members == 1 ? "it" : "them");
+  if (s.owner)
+    text += ", owned by " + holderWords(*s.owner, false);
   // A root that is the holder itself (a global, a stack, a register) is not said twice.
   if (s.root && !(s.holder && s.holder->kind != HolderKind::Heap &&
                   holderWords(*s.holder, false) == holderWords(*s.root, false)))

@@ -34,7 +34,10 @@ Json holderJson(const Holder &h) {
       j["field"] = h.field.str();
     break;
   case HolderKind::Stack:
-    j["thread"] = h.thread;
+    if (h.goroutine)
+      j["goroutine"] = h.goroutine;
+    else
+      j["thread"] = h.thread;
     break;
   case HolderKind::Register:
     j["thread"] = h.thread;
@@ -48,6 +51,10 @@ Json holderJson(const Holder &h) {
     break;
   case HolderKind::Other:
     break;
+  }
+  if (!h.handle.empty()) {
+    j["handle"] = h.handle.str();
+    j["allocator"] = h.walker.str();
   }
   j["points_to"] = hexAddress(h.points_to);
   return j;
@@ -69,6 +76,10 @@ Json groupHoldersJson(const Analysis &analysis, const SizeGroup &g) {
   if (s.root) {
     j["root"] = holderJson(*s.root);
     j["rooted_alike"] = s.rooted_alike;
+  }
+  if (s.owner) {
+    j["owner"] = holderJson(*s.owner);
+    j["owned_alike"] = s.owned_alike;
   }
   j["summary"] = holdersSentence(s);
   return j;

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <functional>
+#include <map>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -263,4 +264,178 @@ TEST_CASE(
   auto clipped = runPass(m, {{image, 0x10000}, {held, 0x10000}}, targets, kDefaultHolderBudget, 1);
   CHECK(clipped->holders.run.opaque_bytes == 0x10000 - 0x10);
   CHECK(clipped->holders.buffers.at(1).references == 0);
+}
+
+namespace {
+
+/// A managed heap's finder over a table of objects: each with its type, its fields by offset and
+/// whether its words may hold references.
+class TableFinder final : public ObjectFinder {
+public:
+  struct Object {
+    uint64_t start, size;
+    std::string type;
+    std::map<uint64_t, std::string> fields; // offset -> name
+    bool references = true;
+  };
+  explicit TableFinder(std::vector<Object> objects) : objects_(std::move(objects)) {}
+
+  std::optional<HeldIn> objectHolding(uint64_t slot) override {
+    for (const Object &o : objects_)
+      if (slot >= o.start && slot < o.start + o.size) {
+        HeldIn in{o.start, o.size, o.type, "", o.references};
+        if (auto f = o.fields.find(slot - o.start); f != o.fields.end())
+          in.field = f->second;
+        return in;
+      }
+    return std::nullopt;
+  }
+  uint64_t objectCount() const override { return objects_.size(); }
+  void eachObject(
+      llvm::function_ref<void(uint64_t start, uint64_t size, bool references)> each) override {
+    for (const Object &o : objects_)
+      each(o.start, o.size, o.references);
+  }
+
+private:
+  std::vector<Object> objects_;
+};
+
+} // namespace
+
+TEST_CASE("a managed walker's finder gives the objects it does not list: paths run through them, "
+          "a buffer only unreachable objects hold is heap-only, and the group names its owner") {
+  // A .NET-shaped heap whose walker lists its byte arrays only: a global holds the statics array,
+  // whose element holds a Channel, whose _rented field holds a List, whose _items holds the
+  // byte[][] whose element [0] holds the buffer. An object no root reaches holds a second
+  // buffer; a byte array (no references) holds the third's address.
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
+  const uint64_t statics = kHeap + 0x100, channel = kHeap + 0x200, list = kHeap + 0x300,
+                 items = kHeap + 0x400, orphan = kHeap + 0x500, bytes = kHeap + 0x600;
+  const uint64_t held = kHeap + 0x10000, lost = kHeap + 0x30000, dropped = kHeap + 0x50000;
+  m.put64(kData + 0x40, statics);
+  m.put64(statics + 0x28, channel);
+  m.put64(channel + 0x10, list);
+  m.put64(list + 0x08, items);
+  m.put64(items + 0x10, held);
+  m.put64(orphan + 0x08, lost);
+  m.put64(bytes + 0x18, dropped);
+  using O = TableFinder::Object;
+  auto finder = std::make_shared<TableFinder>(std::vector<O>{
+      O{statics, 0x80, "System.Object[]", {{0x28, "[3]"}}},
+      O{channel, 0x40, "RabbitMQ.Client.Impl.Channel", {{0x10, "_rented"}}},
+      O{list, 0x40, "System.Collections.Generic.List`1<System.Byte[]>", {{0x08, "_items"}}},
+      O{items, 0x40, "System.Byte[][]", {{0x10, "[0]"}}},
+      O{orphan, 0x40, "Demo.Orphan", {{0x08, "_buffer"}}},
+      O{bytes, 0x40, "System.Byte[]", {}, false}, O{held, 0x10000, "System.Byte[]", {}, false},
+      O{lost, 0x10000, "System.Byte[]", {}, false},
+      O{dropped, 0x10000, "System.Byte[]", {}, false}});
+  const std::vector<HolderTarget> targets = {{held, 0x10000, AllocState::Used, 0},
+                                             {lost, 0x10000, AllocState::Used, 0},
+                                             {dropped, 0x10000, AllocState::Used, 0}};
+  const std::vector<std::pair<uint64_t, uint64_t>> listed = {
+      {bytes, 0x40}, {held, 0x10000}, {lost, 0x10000}, {dropped, 0x10000}};
+  auto clr = [&](HeapWalkResult &heap) {
+    heap.walker = "coreclr";
+    heap.objects = finder;
+  };
+  auto run = runPass(m, listed, targets, kDefaultHolderBudget, 1, clr);
+  const Holders &h = run->holders;
+  CHECK(run->diags.empty()); // the listed blocks the finder gives again are one entry each
+  CHECK(h.run.blocks == 9);
+  REQUIRE(h.buffers.size() == 3);
+
+  const BufferHolders &b = h.buffers[0];
+  CHECK(b.verdict == Verdict::Anchored);
+  CHECK(b.anchor == HolderKind::Global);
+  REQUIRE(b.path.size() == 5);
+  CHECK(b.path_steps == 5);
+  const std::vector<std::pair<std::string, std::string>> steps = {
+      {"System.Byte[][]", "[0]"},
+      {"System.Collections.Generic.List`1<System.Byte[]>", "_items"},
+      {"RabbitMQ.Client.Impl.Channel", "_rented"},
+      {"System.Object[]", "[3]"}};
+  const std::vector<uint64_t> objects = {items, list, channel, statics};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    INFO("step " << i);
+    CHECK(b.path[i].kind == HolderKind::Heap);
+    CHECK(b.path[i].class_name == steps[i].first);
+    CHECK(b.path[i].field == steps[i].second);
+    CHECK(b.path[i].block == objects[i]);
+    CHECK(b.path[i].points_to == (i ? objects[i - 1] : held));
+  }
+  CHECK(b.path[4].kind == HolderKind::Global);
+  CHECK(b.path[4].slot == kData + 0x40);
+
+  // Held only by an object no root reaches; the third's address lies in a byte array only.
+  CHECK(h.buffers[1].verdict == Verdict::HeapOnly);
+  REQUIRE(h.buffers[1].holders.size() == 1);
+  CHECK(h.buffers[1].holders[0].class_name == "Demo.Orphan");
+  CHECK(h.buffers[2].verdict == Verdict::Unreferenced);
+  CHECK(h.buffers[2].holders.empty());
+
+  // The owner: the first object outside System.* on the path.
+  const GroupHolders g = summarizeHolders(h, std::vector<size_t>{0});
+  REQUIRE(g.holder);
+  CHECK(g.holder->class_name == "System.Byte[][]");
+  REQUIRE(g.owner);
+  CHECK(g.owner->class_name == "RabbitMQ.Client.Impl.Channel");
+  CHECK(g.owner->field == "_rented");
+  CHECK(g.owned_alike == 1);
+  CHECK_FALSE(summarizeHolders(h, std::vector<size_t>{1}).owner); // its holder is the owner
+
+  // A budget too small for the objects: the walker's listing stays partial, nothing is decided
+  // that an unlisted object could change.
+  auto small = runPass(m, listed, targets, 8, 1, clr);
+  CHECK(small->holders.run.blocks == 4);
+  CHECK(small->holders.buffers[0].verdict == Verdict::Unknown);
+  CHECK(small->holders.buffers[0].path.empty());
+}
+
+TEST_CASE("a runtime's own stacks are roots from their saved stack pointer up, and the walk that "
+          "read them all decides the verdicts of its heap") {
+  // A Go-shaped heap: its objects and, in its areas, a goroutine's stack whose live part starts at
+  // the stack pointer the goroutine saved; below it, dead stack.
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  const uint64_t stack = kHeap + 0x100000, sp = stack + 0x800, top = stack + 0x2000;
+  const uint64_t held = kHeap + 0x10000, stale = kHeap + 0x30000, dropped = kHeap + 0x50000;
+  m.put64(sp + 0x10, held);      // a live frame's local
+  m.put64(stack + 0x100, stale); // dead stack
+  const std::vector<HolderTarget> targets = {{held, 0x10000, AllocState::Used, 0},
+                                             {stale, 0x10000, AllocState::Used, 0},
+                                             {dropped, 0x10000, AllocState::Used, 0}};
+  const std::vector<std::pair<uint64_t, uint64_t>> blocks = {
+      {held, 0x10000}, {stale, 0x10000}, {dropped, 0x10000}};
+  auto go = [&](bool read_all) {
+    return [=](HeapWalkResult &heap) {
+      heap.walker = "go";
+      heap.areas = {{"spans", kHeap, 0x100000, 0}, {"goroutine-stacks", stack, 0x2000, 0}};
+      if (read_all) {
+        heap.live_stacks = {{"goroutine", sp, top - sp, 7}};
+        heap.every_object_listed = true;
+      }
+    };
+  };
+  auto run = runPass(m, blocks, targets, kDefaultHolderBudget, 1, go(true));
+  const Holders &h = run->holders;
+  REQUIRE(h.buffers.size() == 3);
+  CHECK(h.buffers[0].verdict == Verdict::Anchored);
+  CHECK(h.buffers[0].anchor == HolderKind::Stack);
+  REQUIRE(h.buffers[0].holders.size() == 1);
+  CHECK(h.buffers[0].holders[0].kind == HolderKind::Stack);
+  CHECK(h.buffers[0].holders[0].goroutine == 7);
+  CHECK(h.buffers[0].holders[0].slot == sp + 0x10);
+  CHECK(h.buffers[1].verdict == Verdict::Unreferenced); // only dead stack points at it
+  CHECK(h.buffers[1].references == 0);
+  CHECK(h.buffers[2].verdict == Verdict::Unreferenced);
+
+  // Without the goroutines: the stack area's words may be any goroutine's, nothing is decided
+  // that they could change.
+  auto unread = runPass(m, blocks, targets, kDefaultHolderBudget, 1, go(false));
+  CHECK(unread->holders.buffers[0].verdict == Verdict::Unknown);
+  CHECK(unread->holders.buffers[1].verdict == Verdict::Unknown);
+  CHECK(unread->holders.buffers[2].verdict == Verdict::Unknown);
 }

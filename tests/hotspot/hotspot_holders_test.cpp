@@ -3,14 +3,15 @@
 // elements, in a static field and in a local of a sleeping thread, drops two, and prints for each
 // the holder's class and field as the JVM names them. gcore dumps it under each collector, with
 // compressed oops on and off; `dumpsift analyze` must name exactly that holder for every buffer
-// (reading the narrow references between objects), name no other, and call the dropped ones
-// unreferenced.
+// (reading the narrow references between objects), name no other, find the path from a root
+// through the static that reaches it, and call the dropped ones unreferenced.
 //
 // The tests need a JDK 17 and gcore (as hotspot_truth_test.cpp); the JDK 24+ ones run by hand with
 // DUMPSIFT_JAVA_HOME set: dumpsift_hotspot_tests "[.jdk24]".
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/support/hex.h"
 #include "java_fixture.h"
+#include "support/planted_tag.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -22,18 +23,6 @@ using namespace dumpsift::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-/// The tag a planted buffer starts with ("holders:input:0"), or "" when it has none.
-std::string tagAt(const AddressSpace &memory, uint64_t address) {
-  std::vector<uint8_t> bytes(32);
-  if (llvm::Error err = memory.read(address, bytes)) {
-    llvm::consumeError(std::move(err));
-    return "";
-  }
-  const std::string text(bytes.begin(), bytes.end());
-  const std::string tag = text.substr(0, text.find('\0'));
-  return tag.rfind("holders:", 0) == 0 ? tag : "";
-}
 
 uint64_t addressOf(const nlohmann::json &value) {
   return std::stoull(value.get<std::string>(), nullptr, 16);
@@ -72,7 +61,7 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
   for (const nlohmann::json &b : report["buffers"])
     if (b["allocator"] == "hotspot")
       if (std::string tag =
-              tagAt(memory, addressOf(b["address"]) + b["data_offset"].get<uint64_t>());
+              plantedTag(memory, addressOf(b["address"]) + b["data_offset"].get<uint64_t>());
           !tag.empty())
         by_tag[tag].push_back(&b);
 
@@ -99,6 +88,35 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
       const uint64_t slot = addressOf(h["address"]), object = addressOf(h["allocation"]);
       CHECK(object < slot);
       CHECK(slot < object + h["allocation_size"].get<uint64_t>());
+      // Reached from a static of Holders: the path runs from the holder through the objects
+      // between, the static among them (a word of the class's mirror), up to a root.
+      CHECK(b["verdict"] == "anchored");
+      const nlohmann::json &path = b["path"];
+      REQUIRE(path.size() >= 2);
+      CHECK(b["path_steps"] == path.size());
+      CHECK(path[0].value("class", "") == type);
+      CHECK(path[0].value("field", "") == p["holder_field"]);
+      CHECK(path[0]["address"] == h["address"]);
+      CHECK(path.back()["kind"] != "heap");
+      const std::string role = tag.substr(8, tag.rfind(':') - 8);
+      const std::map<std::string, std::string> statics{{"input", "streams"},
+                                                       {"output", "streams"},
+                                                       {"rented", "channel"},
+                                                       {"download", "download"},
+                                                       {"static", "staticBuffer"}};
+      REQUIRE(statics.count(role));
+      size_t through_static = 0;
+      for (size_t i = 0; i + 1 < path.size(); ++i) {
+        CHECK(path[i]["kind"] == "heap");
+        CHECK(path[i]["allocator"] == "hotspot");
+        if (path[i].value("class", "") == "Holders" &&
+            path[i].value("field", "") == statics.at(role))
+          ++through_static;
+        // Each step holds the one before it.
+        if (i > 0)
+          CHECK(path[i]["points_to"] == path[i - 1].value("allocation", ""));
+      }
+      CHECK(through_static == 1);
     } else if (tag.rfind("holders:local:", 0) == 0) {
       // A local of the sleeping thread: its stack (or a register) holds it, and only that.
       CHECK(b["verdict"] == "anchored");
@@ -128,6 +146,12 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
              Catch::Contains("4 of 4 held in `Holders$ChunkedUploadWrapperStream._outputBuffer`"));
   CHECK_THAT(summaries["holders:rented"],
              Catch::Contains("4 of 4 held in elements of `java.lang.Object[]`"));
+  // The first object outside java.* on the paths: the program's owner of the buffers.
+  CHECK_THAT(summaries["holders:rented"], Catch::Contains("owned by `Holders$Channel.rented`"));
+  CHECK_THAT(summaries["holders:download"],
+             Catch::Contains("1 of 1 held in `java.io.ByteArrayOutputStream.buf`, owned by "
+                             "`Holders.download`"));
+  CHECK_THAT(summaries["holders:input"], !Catch::Contains("owned by"));
   CHECK_THAT(summaries["holders:dropped"], Catch::Contains("nothing holds them"));
 
   // No Java array is held by the VM's own records: outside the Java heap, only Java threads'

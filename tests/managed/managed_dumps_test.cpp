@@ -272,6 +272,9 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
   const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
 
   std::map<std::string, int> named; // role -> buffers whose holder was named as the program says
+  // role -> buffers with a path from the statics' GC handle, and those whose path passes the
+  // objects the program put between
+  std::map<std::string, int> from_handle, through;
   for (size_t i = 1; i < manifest.size(); ++i) {
     const nlohmann::json &m = manifest[i];
     INFO(m.dump());
@@ -307,7 +310,47 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
     if (holder->value("class", "") == m["holder_type"] &&
         holder->value("field", "") == m["holder_field"])
       ++named[m["role"]];
+    // Reached from a static: a path from a root, each step holding the one before it. The
+    // shortest may start at a stack (a frame of Main may still hold the buffer or an object on
+    // the way, as the JIT left it); else it runs from the GC handle that keeps the statics,
+    // through the statics array and the objects between, to the buffer.
+    CHECK(b["verdict"] == "anchored");
+    const nlohmann::json &path = b["path"];
+    REQUIRE_FALSE(path.empty());
+    CHECK(b["path_steps"] == path.size());
+    const nlohmann::json &root = path.back();
+    CHECK(root["kind"] != "heap");
+    for (size_t s = 0; s + 1 < path.size(); ++s) {
+      CHECK(path[s]["kind"] == "heap");
+      CHECK(path[s]["allocator"] == "coreclr");
+      CHECK(path[s]["points_to"] ==
+            (s ? path[s - 1].value("allocation", "") : b["address"].get<std::string>()));
+    }
+    if (path.size() > 1)
+      CHECK(path[0] == *holder);
+    if (root["kind"] == "stack" || root["kind"] == "register")
+      continue;
+    CHECK(path.size() >= 2);
+    CHECK(path[path.size() - 2].value("class", "") == "System.Object[]");
+    CHECK(root.value("handle", "") == "gc-handle");
+    CHECK(root.value("allocator", "") == "coreclr");
+    const std::string role = m["role"];
+    for (const nlohmann::json &step : path)
+      if ((role == "input" || role == "output") &&
+          step.value("class", "") == "Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream[]")
+        ++through[role];
+      else if (role == "rented" && step.value("class", "") == "RabbitMQ.Client.Impl.Channel" &&
+               step.value("field", "") == "_rented")
+        ++through[role];
+    ++from_handle[role];
   }
+  // A path from the statics' handle passes the objects the program put between.
+  CHECK(through["input"] == from_handle["input"]);
+  CHECK(through["output"] == from_handle["output"]);
+  CHECK(through["rented"] == from_handle["rented"]);
+  CHECK(from_handle["input"] + from_handle["output"] + from_handle["rented"] +
+            from_handle["frame"] + from_handle["download"] >
+        0);
   CHECK(named["input"] == 4);
   CHECK(named["output"] == 4);
   CHECK(named["rented"] == 8);
@@ -362,6 +405,21 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
       Catch::Contains(" of 4 held in `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
                       "_outputBuffer`"));
   CHECK_THAT(summaries[140024], Catch::Contains(" of 8 held in elements of `System.Byte[][]`"));
+  // The first object outside System.* on their paths owns them (through the List's array); the
+  // GC handle that keeps the statics anchors them, or a frame of Main that still holds an object
+  // on the way.
+  auto anchored_so = [](const std::string &summary) {
+    return summary.find("anchored from a coreclr gc-handle slot") != std::string::npos ||
+           summary.find("anchored from the stack of thread") != std::string::npos;
+  };
+  INFO(summaries[140024] << "\n" << summaries[131096]);
+  CHECK_THAT(summaries[140024],
+             Catch::Contains("arrays, owned by `RabbitMQ.Client.Impl.Channel._rented`, anchored "
+                             "from "));
+  CHECK_THAT(summaries[140024], Catch::EndsWith("(8 anchored)"));
+  CHECK(anchored_so(summaries[140024]));
+  CHECK_THAT(summaries[131096], Catch::EndsWith("(4 anchored)"));
+  CHECK(anchored_so(summaries[131096]));
   // The runtime's handle table is found although the program pinned nothing: its own strong
   // handles hold its statics, so no global of libcoreclr is a holder.
   for (const nlohmann::json &heap : report["heaps"])

@@ -99,6 +99,15 @@ public:
   /// The object of this heap that holds the word at `slot`, named where the walker can; nullopt
   /// when no object the walk found holds it.
   virtual std::optional<HeldIn> objectHolding(uint64_t slot) = 0;
+  /// At least as many as the objects eachObject gives (the walk counted them), for the holders
+  /// pass to weigh against its budget before it asks; 0 when the finder cannot give them.
+  virtual uint64_t objectCount() const { return 0; }
+  /// Gives every live object the walk found, listed or not, in address order: its start, its
+  /// size, and whether its words may hold references (false: a primitive array, an object of a
+  /// class with no reference field). Free space is not given. The holders pass makes each a block
+  /// of its graph, so that paths to roots run through the objects the walker does not list.
+  virtual void eachObject(llvm::function_ref<void(uint64_t start, uint64_t size, bool references)>
+                          /*each*/) {}
 };
 
 /// What one walker found in one snapshot.
@@ -128,8 +137,10 @@ struct HeapWalkResult {
   bool held_through_handles = false;
   /// The handle slots in use (by start, not overlapping; `kind` names their storage).
   std::vector<HeapArea> handles;
-  /// With held_through_handles: the threads' stacks that may hold this runtime's objects (HotSpot:
-  /// the Java threads'; the collector's threads hold heap addresses as bookkeeping). Empty: all.
+  /// The stacks that may hold this runtime's objects (HotSpot: the Java threads'; the collector's
+  /// threads hold heap addresses as bookkeeping. Go: its goroutines' live stacks, live_stacks;
+  /// a thread's own stack runs the scheduler's frames only). A word of another thread's stack is
+  /// no reference to its objects. Empty: all.
   std::vector<HeapArea> stacks;
   /// Set by a walker that can find (and name) the objects it does not list, for the holders pass.
   std::shared_ptr<ObjectFinder> objects;
@@ -145,6 +156,14 @@ struct HeapWalkResult {
   /// (HotSpot: a derived pointer into an object lives only beside its base): a word pointing
   /// inside one of this walker's blocks is then no reference to it, wherever the word lies.
   bool references_at_start = false;
+  /// Stacks a runtime keeps in its own areas (Go's goroutines): the live part of each, from the
+  /// stack pointer it saved up to its top, `arena` naming it (the goroutine's id). By start. The
+  /// holders pass reads their words as stack roots.
+  std::vector<HeapArea> live_stacks;
+  /// Set by a walker that lists every object of its areas this time although its listing is
+  /// Partial (Go, when it read every goroutine's live stack): a word of its areas outside its
+  /// blocks and outside live_stacks is then no reference (dead stack, free memory).
+  bool every_object_listed = false;
   /// Set by a runtime none of whose references to its objects the pass misses (plain pointers,
   /// or narrow_references it decodes): a block nothing points at is then unreferenced, although
   /// the walker lists only some of its objects (HotSpot, CoreCLR).
@@ -251,6 +270,10 @@ struct WalkerTraits {
   std::vector<SizeThreshold> thresholds;
   /// What its list of allocations covers (BlockListing).
   BlockListing listing = BlockListing::EveryBlock;
+  /// The namespaces of its runtime's own library ("java.", "System."): a group's summary names the
+  /// first object on its buffers' paths whose type lies outside them, as the program's owner of
+  /// the buffers (an ArrayList's array is the framework's; the Channel holding the list is not).
+  std::vector<llvm::StringRef> framework_namespaces = {};
   /// It reads the native heap of the operating systems it reads, the one HeapAlloc and the C
   /// runtime's malloc draw on (the NT heap on Windows): where no such walker walked a heap on
   /// Windows, the analysis says the region scan stood in for it.

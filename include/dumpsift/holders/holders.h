@@ -95,6 +95,7 @@ public:
     uint64_t start = 0, end = 0;
     uint16_t heap = 0;
     bool noscan = false;
+    bool from_finder = false; // given by the walker's ObjectFinder, not listed by its walk
   };
   /// Every lane's blocks, each lane in the order added; empty when over budget. For findHolders.
   std::vector<std::vector<Entry>> takeLanes();
@@ -143,12 +144,18 @@ struct Holder {
   llvm::StringRef field;
   /// Stack, Register: the thread (its id as the dump gives it).
   uint64_t thread = 0;
+  /// Stack: the goroutine whose stack it is (its id), 0 for a thread's stack
+  /// (HeapWalkResult::live_stacks).
+  uint64_t goroutine = 0;
   llvm::StringRef register_name; // Register
   /// Global: the module's file name and the symbol that holds the word (demangled; "" when none
   /// is known: then symbol_offset is from the module's start).
   llvm::StringRef module;
   llvm::StringRef symbol;
   uint64_t symbol_offset = 0;
+  /// Other, Global: the kind of runtime handle whose slot the word is ("gc-handle",
+  /// "oop-handle": HeapWalkResult::handles), with `walker` the runtime's; "" when none.
+  llvm::StringRef handle;
 
   uint64_t offset() const { return slot - block; }
 };
@@ -233,6 +240,11 @@ struct GroupHolders {
   std::vector<std::pair<Verdict, uint64_t>> verdicts; // count per verdict, most first
   std::optional<Holder> root; // the commonest root among the anchored members' paths
   uint64_t rooted_alike = 0;  // anchored members whose path starts at that root's shape
+  /// The commonest owner among the members' paths, when it is not the holder: the first step of
+  /// a path in an object whose type lies outside its runtime's framework
+  /// (WalkerTraits::framework_namespaces), as MAT's immediate dominators skip java.*.
+  std::optional<Holder> owner;
+  uint64_t owned_alike = 0; // members whose path has that owner's shape
 };
 
 /// Summarises `holders.buffers[i]` for every i in `members`.

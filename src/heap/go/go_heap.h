@@ -6,11 +6,13 @@
 #include "dumpsift/support/diagnostics.h"
 #include "go_layout.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dumpsift::golang {
 
@@ -76,5 +78,12 @@ llvm::Expected<HeapRoots> findHeap(const AddressSpace &memory, Diagnostics &diag
 /// executable or no such symbol; a file whose build ID differs from the dump's is a warning.
 std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::StringRef symbol,
                                          std::string &source, std::string &why, Diagnostics &diags);
+
+/// The addresses of `symbols`, as executableSymbol gives one, the file opened once: each empty
+/// when it has none (`why` says why the first one missing is).
+std::vector<std::optional<uint64_t>> executableSymbols(const AddressSpace &memory,
+                                                       llvm::ArrayRef<llvm::StringRef> symbols,
+                                                       std::string &source, std::string &why,
+                                                       Diagnostics &diags);
 
 } // namespace dumpsift::golang

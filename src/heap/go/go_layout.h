@@ -75,6 +75,39 @@ constexpr std::array<Layout, 4> kLayouts = {{
     {"1.26+", 26, 99, kSpan122, true, true},
 }};
 
+/// Where a goroutine's g keeps its stack, its saved stack pointers, its status and its id
+/// (runtime2.go `type g`: stack.lo, stack.hi, sched.sp, syscallsp, atomicstatus, goid), for the
+/// Go versions it was checked on (gdb on a Go 1.19.8 binary, docs/heap-go.md).
+struct GoroutineLayout {
+  unsigned first_minor, last_minor;
+  unsigned stack_lo, stack_hi, sched_sp, syscall_sp, status, goid;
+  unsigned size; // bytes read per g (covers every field above)
+  /// A P's page cache (`p.pcache.base`, runtime.allp's elements): the address of pages the P
+  /// may allocate from, which the last large object freed or still holds. Bookkeeping.
+  unsigned p_page_cache;
+  /// An M's g0 and gsignal (goroutines of the runtime's own, not in allgs) and the next M
+  /// (`m.alllink`, from runtime.allm).
+  unsigned m_g0, m_gsignal, m_alllink;
+};
+constexpr GoroutineLayout kGoroutine119 = {19,   19,   0x00, 0x08, 0x38, 0x70, 0x90,
+                                           0x98, 0xa0, 0x48, 0x00, 0x50, 0x150};
+/// Ms followed along runtime.allm at most.
+constexpr unsigned kMostMs = 1u << 16;
+
+/// A goroutine's status (runtime2.go): _Grunning's saved stack pointer is stale (its thread's
+/// is current), _Gsyscall's is syscallsp, _Gidle and _Gdead hold no stack; _Gscan is a bit.
+enum GoroutineStatus : uint32_t {
+  kGoroutineIdle = 0,
+  kGoroutineRunning = 2,
+  kGoroutineSyscall = 3,
+  kGoroutineDead = 6,
+  kGoroutineScanBit = 0x1000,
+};
+/// Goroutines read from allgs at most, and the largest stack taken for one (a goroutine's stack
+/// grows to 1 GB at most on 64-bit platforms: runtime.maxstacksize).
+constexpr uint64_t kMostGoroutines = uint64_t(1) << 22;
+constexpr uint64_t kLargestGoroutineStack = uint64_t(1) << 30;
+
 /// mheap_.sweepgen lies just before mheap_.allspans in every version.
 constexpr unsigned kSweepgenBeforeAllspans = 8;
 /// Where allspans may lie in mheap_ (after the lock and the pageAlloc, whose size varies).

@@ -4,6 +4,8 @@
 #include "dumpsift/support/hex.h"
 #include "go_heap.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -22,6 +24,8 @@ constexpr const char *kObjectSpans = "spans";
 constexpr const char *kGoroutineStacks = "goroutine-stacks";
 constexpr const char *kRuntimeSpans = "runtime-spans";
 constexpr const char *kFreePages = "free-pages";
+/// mspan records read from mheap_.allspans at most (a terabyte heap of 8 KiB spans has 2^27).
+constexpr uint64_t kMaxSpanRecords = uint64_t(1) << 27;
 
 /// What a span's sweep generation says about its bits (mheap.go, the mspan comment): swept (or
 /// swept and cached), not yet swept (its marks are the last cycle's verdict), or being swept now.
@@ -78,6 +82,14 @@ public:
     flushArea();
     bad_spans_.finish();
     uncaptured_.finish();
+    spanRecords();
+    std::vector<HeapArea> &records = result_.bookkeeping;
+    std::sort(records.begin(), records.end(),
+              [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+    records.erase(
+        std::unique(records.begin(), records.end(),
+                    [](const HeapArea &a, const HeapArea &b) { return a.start == b.start; }),
+        records.end());
   }
 
   uint64_t arenasWalked() const { return arenas_walked_; }
@@ -200,11 +212,32 @@ private:
     return true;
   }
 
-  /// A manual span: goroutine stacks when the stack allocator gave it an element size.
+  /// A manual span: goroutine stacks when the stack allocator gave it an element size. Any other
+  /// manual span holds the runtime's own records (the collector's work buffers, with stale
+  /// addresses of the objects it marked): bookkeeping.
   void manualSpan(const Span &s, uint64_t arena_base) {
     bool stacks = s.elemsize != 0;
     ++(stacks ? stack_spans_ : runtime_spans_);
     addArea(stacks ? kGoroutineStacks : kRuntimeSpans, s.start, s.bytes(), arena_base);
+    if (!stacks)
+      result_.bookkeeping.push_back({kRuntimeSpans, s.start, s.bytes(), arena_base});
+  }
+
+  /// The record of every mspan the heap ever made (mheap_.allspans, dead ones too), up to its
+  /// limit: startAddr and limit hold the addresses of the span's first object and of its end (the
+  /// next span's first object), stale in a dead span. Bookkeeping. The limit follows elemsize in
+  /// every version's layout.
+  void spanRecords() {
+    const uint8_t *head = memory_.tryView(roots_.allspans, 16);
+    if (!head)
+      return;
+    const uint64_t list = read64le(head), count = read64le(head + 8);
+    const uint8_t *spans = count <= kMaxSpanRecords ? memory_.tryView(list, count * 8) : nullptr;
+    if (!spans)
+      return;
+    for (uint64_t i = 0; i < count; ++i)
+      if (const uint64_t span = read64le(spans + 8 * i))
+        result_.bookkeeping.push_back({"mspan", span, layout_.span.elemsize + 16, 0});
   }
 
   /// Reports every object of an in-use span (one that keeps its size class's rules).
@@ -283,6 +316,105 @@ private:
            unswept_spans_ = 0;
 };
 
+/// The live part of each goroutine's stack, from runtime.allgs (a symbol of the executable, which
+/// `roots` found mheap_ by): [the stack pointer it saved, or its thread's when it runs, its
+/// stack's top), its goroutine's id in `arena`. Sets result.live_stacks and
+/// every_object_listed when it reads them; says why not in the go_goroutines fact. Adds each P's
+/// page cache (runtime.allp) to the bookkeeping.
+void readGoroutines(const AddressSpace &memory, const HeapRoots &roots, HeapWalkResult &result,
+                    Diagnostics &diags) {
+  const GoroutineLayout &g = kGoroutine119;
+  auto why_not = [&](const std::string &why) {
+    result.facts.emplace_back("go_goroutines", "not read (" + why + ")");
+  };
+  if (roots.version.minor < g.first_minor || roots.version.minor > g.last_minor)
+    return why_not("the g layout of Go 1." + std::to_string(g.first_minor) + " only");
+  if (!roots.mheap)
+    return why_not("no symbols");
+  std::string source, why;
+  const std::vector<std::optional<uint64_t>> symbols = executableSymbols(
+      memory, {"runtime.allgs", "runtime.allp", "runtime.allm"}, source, why, diags);
+  const std::optional<uint64_t> &allgs = symbols[0], &allp = symbols[1], &allm = symbols[2];
+  if (!allgs)
+    return why_not(why);
+  const uint8_t *head = memory.tryView(*allgs, 16);
+  if (!head)
+    return why_not("runtime.allgs not in the dump");
+  const uint64_t list = read64le(head), count = read64le(head + 8);
+  const uint8_t *gs = count <= kMostGoroutines ? memory.tryView(list, count * 8) : nullptr;
+  if (!gs)
+    return why_not("its list of " + std::to_string(count) + " goroutines not in the dump");
+  const std::vector<Thread> &threads = memory.snapshot().threads;
+  uint64_t unreadable = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t address = read64le(gs + 8 * i);
+    const uint8_t *p = memory.tryView(address, g.size);
+    if (!p) {
+      ++unreadable;
+      continue;
+    }
+    // Its stack's bounds: stack.hi is the address just past the stack, often the next span's
+    // first object. Bookkeeping.
+    result.bookkeeping.push_back({"g-stack", address + g.stack_lo, 16, 0});
+    const uint32_t status = read32le(p + g.status) & ~uint32_t(kGoroutineScanBit);
+    const uint64_t lo = read64le(p + g.stack_lo), hi = read64le(p + g.stack_hi);
+    if (status == kGoroutineIdle || status == kGoroutineDead || hi <= lo ||
+        hi - lo > kLargestGoroutineStack)
+      continue;
+    uint64_t sp = read64le(p + g.sched_sp);
+    if (status == kGoroutineSyscall && read64le(p + g.syscall_sp))
+      sp = read64le(p + g.syscall_sp);
+    if (status == kGoroutineRunning) {
+      sp = lo; // all of it, unless a thread runs on it
+      for (const Thread &t : threads)
+        if (t.stack_pointer >= lo && t.stack_pointer < hi)
+          sp = t.stack_pointer;
+    }
+    if (sp < lo || sp > hi)
+      sp = lo;
+    if (sp < hi)
+      result.live_stacks.push_back({"goroutine", sp, hi - sp, read64le(p + g.goid)});
+  }
+  std::sort(result.live_stacks.begin(), result.live_stacks.end(),
+            [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  result.every_object_listed = unreadable == 0;
+  // The threads' own stacks run the scheduler (g0): a Go object is held from a goroutine's.
+  if (result.every_object_listed)
+    result.stacks = result.live_stacks;
+  // Each P's page cache holds the address of free pages (or of the object allocated from them):
+  // the allocator's record, not a reference.
+  if (allp) {
+    const uint8_t *ps_head = memory.tryView(*allp, 16);
+    const uint64_t ps = ps_head ? read64le(ps_head) : 0,
+                   ps_count = ps_head ? read64le(ps_head + 8) : 0;
+    if (const uint8_t *list =
+            ps_count <= kMostGoroutines ? memory.tryView(ps, ps_count * 8) : nullptr)
+      for (uint64_t i = 0; i < ps_count; ++i)
+        if (const uint64_t p = read64le(list + 8 * i))
+          result.bookkeeping.push_back({"page-cache", p + g.p_page_cache, 8, 0});
+  }
+  // The Ms' own goroutines (g0, gsignal) are in no allgs: their stacks' bounds are bookkeeping.
+  if (allm) {
+    llvm::DenseSet<uint64_t> seen;
+    for (uint64_t m = memory.readU64(*allm).value_or(0); m && seen.size() < kMostMs;
+         m = memory.readU64(m + g.m_alllink).value_or(0)) {
+      if (!seen.insert(m).second)
+        break; // a loop
+      for (unsigned field : {g.m_g0, g.m_gsignal})
+        if (const uint64_t own = memory.readU64(m + field).value_or(0))
+          result.bookkeeping.push_back({"g-stack", own + g.stack_lo, 16, 0});
+    }
+  }
+  std::sort(result.bookkeeping.begin(), result.bookkeeping.end(),
+            [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  result.facts.emplace_back(
+      "go_goroutines",
+      std::to_string(count) + " (" + std::to_string(result.live_stacks.size()) +
+          " with a live stack" +
+          (unreadable ? ", " + std::to_string(unreadable) + " not in the dump" : std::string()) +
+          ")");
+}
+
 /// The requests an object may have served: a large object (size class 0: over 32 KiB, the
 /// runtime's _MaxSmallSize) takes whole pages of its own, so it holds any request up to a page
 /// less; a small object's size class is all that is known.
@@ -306,7 +438,8 @@ public:
                                      .thresholds = {},
                                      // Every object, but goroutine stacks (in its areas) are
                                      // roots the holders pass does not read.
-                                     .listing = BlockListing::Partial};
+                                     .listing = BlockListing::Partial,
+                                     .framework_namespaces = {"runtime.", "internal/", "sync."}};
     return traits;
   }
 
@@ -324,6 +457,7 @@ public:
     result.size_classes = true;
     HeapWalk heap(memory, *roots, sink, result, diags);
     heap.run(diags);
+    readGoroutines(memory, *roots, result, diags);
 
     result.facts.emplace_back("go_version",
                               roots->version.text.empty() ? "unknown" : roots->version.text);

@@ -244,12 +244,14 @@ public:
   /// 64-bit little-endian processes (the LP64 layouts of vmStructs' entries) that map
   /// libjvm.so; object sizes say nothing of a request.
   const WalkerTraits &traits() const override {
-    static const WalkerTraits traits{.platforms = Platforms::littleEndian64(),
-                                     .modules = {std::begin(kLibjvmNames), std::end(kLibjvmNames)},
-                                     .requests = nullptr,
-                                     .thresholds = {},
-                                     // Primitive arrays only, held by narrow oops.
-                                     .listing = BlockListing::Partial};
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64(),
+        .modules = {std::begin(kLibjvmNames), std::end(kLibjvmNames)},
+        .requests = nullptr,
+        .thresholds = {},
+        // Primitive arrays only, held by narrow oops.
+        .listing = BlockListing::Partial,
+        .framework_namespaces = {"java.", "javax.", "jdk.", "sun.", "com.sun."}};
     return traits;
   }
 

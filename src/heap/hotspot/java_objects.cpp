@@ -78,6 +78,29 @@ public:
     return std::nullopt;
   }
 
+  uint64_t objectCount() const override { return marks_.objects(); }
+
+  void eachObject(
+      llvm::function_ref<void(uint64_t start, uint64_t size, bool references)> each) override {
+    marks_.eachStretch([&](const ObjectMarks::Mark &mark, uint64_t end) {
+      uint64_t p = mark.start;
+      for (unsigned step = 0; step < kMaxObjectSteps && p < end; ++step) {
+        Object o;
+        if (!parser_.parse(p, mark.limit, o) || o.size == 0)
+          return;
+        switch (o.info.kind) {
+        case KlassInfo::Invalid:
+        case KlassInfo::FillerArray:
+        case KlassInfo::FillerObject:
+          break; // free space
+        default:
+          each(p, o.size, o.info.kind != KlassInfo::PrimitiveArray);
+        }
+        p += o.size;
+      }
+    });
+  }
+
 private:
   HeldIn held(uint64_t object, const Object &o, uint64_t slot) {
     HeldIn h;

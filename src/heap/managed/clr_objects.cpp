@@ -26,6 +26,9 @@ constexpr uint64_t kMtElementOrPerInst = 0x30; // arrays: the element TypeHandle
 constexpr uint32_t kHasComponentSize = 0x80000000u, kArrayMask = 0x000C0000u,
                    kArrayBits = 0x00080000u, kSzArray = 0x00020000u, kGenericsMask = 0x30u,
                    kGenericInstantiation = 0x10u;
+// ContainsPointers (0x01000000), the same in every CLR 4+ version: an object of this type holds
+// references (docs/heap-managed.md).
+constexpr uint32_t kContainsPointers = 0x01000000u;
 constexpr uint64_t kModuleSimpleName = 8;      // Module: its simple name, a pointer into #Strings
 constexpr uint64_t kClassFieldDescList = 0x18; // EEClass: m_pFieldDescList, relative pointer
 constexpr uint64_t kFieldDescSize = 16;        // FieldDesc: relative pointer to its MethodTable,
@@ -43,8 +46,8 @@ constexpr unsigned kMaxParents = 64;              // classes up the parent chain
 
 class ClrObjectFinder final : public ObjectFinder {
 public:
-  ClrObjectFinder(const AddressSpace &memory, ObjectMarks marks, bool names)
-      : memory_(memory), marks_(std::move(marks)), names_(names) {}
+  ClrObjectFinder(const AddressSpace &memory, ObjectMarks marks, bool names, ClrFreeObject free)
+      : memory_(memory), marks_(std::move(marks)), names_(names), free_(free) {}
 
   std::optional<HeldIn> objectHolding(uint64_t slot) override {
     const ObjectMarks::Mark *it = marks_.below(slot);
@@ -72,7 +75,41 @@ public:
     return std::nullopt;
   }
 
+  uint64_t objectCount() const override { return marks_.objects(); }
+
+  void eachObject(
+      llvm::function_ref<void(uint64_t start, uint64_t size, bool references)> each) override {
+    marks_.eachStretch([&](const ObjectMarks::Mark &mark, uint64_t end) {
+      uint64_t p = mark.start;
+      for (unsigned step = 0; step < kMaxSteps && p < end; ++step) {
+        const std::optional<uint64_t> word = memory_.readU64(p);
+        if (!word)
+          return;
+        if (*word == 0) { // allocation-context gap, as the walk skips it
+          p += 8;
+          continue;
+        }
+        const uint64_t mt = *word & ~kObjectMarkBits;
+        const std::optional<uint64_t> size = objectSize(p, mt);
+        if (!size || *size > mark.limit - p)
+          return;
+        const uint32_t flags = memory_.readU32(mt).value_or(0);
+        if (!isFree(mt, flags))
+          each(p, *size, flags & kContainsPointers);
+        p += *size;
+      }
+    });
+  }
+
 private:
+  /// True for the free object (free space between objects).
+  bool isFree(uint64_t mt, uint32_t flags) const {
+    if (free_.method_table)
+      return mt == free_.method_table;
+    return flags == free_.flags && memory_.readU32(mt + kMtBaseSize) == free_.base_size &&
+           memory_.readU64(mt + kMtParent) == uint64_t(0);
+  }
+
   /// The size of the object at `p` with MethodTable `mt`, 8-aligned; nullopt when unreadable.
   std::optional<uint64_t> objectSize(uint64_t p, uint64_t mt) const {
     const std::optional<uint32_t> flags = memory_.readU32(mt),
@@ -230,6 +267,7 @@ private:
   const AddressSpace &memory_;
   ObjectMarks marks_;
   bool names_;
+  ClrFreeObject free_;
   std::unordered_map<uint64_t, std::optional<EcmaMetadata>> metadata_; // by Module
   std::unordered_map<uint64_t, std::string> types_;                    // by MethodTable
 };
@@ -237,8 +275,8 @@ private:
 } // namespace
 
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
-                                                  bool names) {
-  return std::make_shared<ClrObjectFinder>(memory, std::move(marks), names);
+                                                  bool names, ClrFreeObject free) {
+  return std::make_shared<ClrObjectFinder>(memory, std::move(marks), names, free);
 }
 
 } // namespace dumpsift

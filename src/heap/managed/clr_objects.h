@@ -16,7 +16,14 @@ namespace dumpsift {
 /// It names them where the MethodTable layout is the one checked (.NET Core 2.0:
 /// docs/heap-managed.md, "Holders' names"): `names` false leaves every name "" (another layout;
 /// the objects are still found).
+/// How the walk knows the free object (free space between objects): by its MethodTable's address
+/// where the runtime's descriptor gives it, else by its flags, base size and null parent.
+struct ClrFreeObject {
+  uint64_t method_table = 0; // 0: unknown
+  uint32_t flags = 0, base_size = 0;
+};
+
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
-                                                  bool names);
+                                                  bool names, ClrFreeObject free);
 
 } // namespace dumpsift

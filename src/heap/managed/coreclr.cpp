@@ -80,7 +80,8 @@ WalkerTraits clrTraits(std::vector<ModuleName> modules) {
                           .measures_block = true,
                           .meaning = overLohThreshold}},
           // Arrays only: the objects that hold them are not listed.
-          .listing = BlockListing::Partial};
+          .listing = BlockListing::Partial,
+          .framework_namespaces = {"System.", "Microsoft.", "Internal."}};
 }
 
 /// How the MethodTable flags of one CLR generation say what an object is.
@@ -681,7 +682,9 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
                             name_objects ? "from MethodTables and ECMA-335 metadata (the .NET Core "
                                            "2.0 layout)"
                                          : "none (a MethodTable layout not checked)"});
-    result.objects = makeClrObjectFinder(memory_, std::move(marks_), name_objects);
+    result.objects = makeClrObjectFinder(memory_, std::move(marks_), name_objects,
+                                         {layout_.free_method_table, layout_.flags->free_flags,
+                                          static_cast<uint32_t>(layout_.arrayBaseSize())});
   }
   uint64_t arrays = 0;
   for (const Found &f : found_) {

@@ -371,7 +371,8 @@ public:
                                      .requests = nullptr,
                                      .thresholds = {},
                                      // LOS arrays only.
-                                     .listing = BlockListing::Partial};
+                                     .listing = BlockListing::Partial,
+                                     .framework_namespaces = {"System.", "Microsoft.", "Mono."}};
     return traits;
   }
 
