@@ -331,7 +331,16 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
     if (root["kind"] == "stack" || root["kind"] == "register")
       continue;
     CHECK(path.size() >= 2);
-    CHECK(path[path.size() - 2].value("class", "") == "System.Object[]");
+    // The step the handle holds is the module's statics array, named as the static the slot is
+    // (by the FieldDesc at its distance from the module's first static slot).
+    const std::map<std::string, std::string> statics = {{"input", "streams"},
+                                                        {"output", "streams"},
+                                                        {"rented", "channel"},
+                                                        {"frame", "frames"},
+                                                        {"download", "download"}};
+    const nlohmann::json &static_step = path[path.size() - 2];
+    CHECK(static_step.value("class", "") == "Holders");
+    CHECK(static_step.value("field", "") == statics.at(m["role"]));
     CHECK(root.value("handle", "") == "gc-handle");
     CHECK(root.value("allocator", "") == "coreclr");
     const std::string role = m["role"];

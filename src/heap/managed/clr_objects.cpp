@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace dumpsift {
 
@@ -43,11 +45,64 @@ constexpr unsigned kMaxSteps = 1u << 16;          // objects stepped over from a
 constexpr unsigned kMaxDepth = 8;                 // nested element types and type arguments
 constexpr unsigned kMaxFieldDescs = 1u << 16;     // FieldDescs of one class read, at most
 constexpr unsigned kMaxParents = 64;              // classes up the parent chain
+// Statics (CoreCLR 2.0, checked on a .NET Core 2.0.0 core; holders.md section 3.1): a module's
+// reference statics are consecutive elements of a pinned Object[], from the one its
+// DomainLocalModule's m_pGCStatics points at; a static FieldDesc's offset is its byte offset from
+// there (MethodTableBuilder adds the class's place in the module to its own).
+constexpr uint64_t kModuleDomainLocalModule = 0x750; // Module: its DomainLocalModule
+constexpr uint64_t kDlmGcStatics = 0x20;             // DomainLocalModule::m_pGCStatics
+constexpr uint64_t kModuleSearched = 0x1000; // bytes of a Module searched for its TypeDef map
+constexpr uint32_t kMaxTypeDefs = 1u << 20;  // TypeDef rows of one module looked at, at most
+constexpr uint64_t kArrayElements = 16;      // an SZ array's elements, from its MethodTable word
+// FieldDesc bits: static (bit 24), thread static (25), RVA (26) in the u32 at +8; its
+// CorElementType in the top 5 bits of the u32 at +12, its offset in the other 27.
+constexpr uint32_t kFieldStatic = 1u << 24, kFieldThreadStatic = 1u << 25, kFieldRva = 1u << 26;
+constexpr uint32_t kFieldOffsetMask = 0x07FFFFFF;
+
+/// True for a FieldDesc's element type whose static lives among the GC statics: a reference
+/// (class, string, object, arrays, generic instantiations) or a value type, boxed there.
+bool gcStaticType(uint8_t type) {
+  switch (type) {
+  case 0x0E: // STRING
+  case 0x11: // VALUETYPE (boxed)
+  case 0x12: // CLASS
+  case 0x14: // ARRAY
+  case 0x15: // GENERICINST
+  case 0x1C: // OBJECT
+  case 0x1D: // SZARRAY
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// One FieldDesc's words: the u32 of bits (static, RID) and the u32 of offset and type.
+struct FieldDescBits {
+  uint32_t bits = 0, place = 0;
+  uint32_t rid() const { return ((bits >> 30) & 1) ? (bits & 0x00FFFFFF) : (bits & 0x0001FFFF); }
+  uint32_t offset() const { return place & kFieldOffsetMask; }
+  uint8_t type() const { return static_cast<uint8_t>(place >> 27); }
+};
+
+/// A reference static of a module: its byte offset from the module's first GC static slot.
+struct StaticField {
+  uint64_t offset = 0;
+  uint64_t method_table = 0; // of its class
+  uint32_t rid = 0;          // its Field row
+};
+
+/// The reference statics of one module, by offset from `base`, the first slot of its GC statics.
+struct ModuleStatics {
+  uint64_t module = 0, base = 0;
+  std::vector<StaticField> fields;
+};
 
 class ClrObjectFinder final : public ObjectFinder {
 public:
-  ClrObjectFinder(const AddressSpace &memory, ObjectMarks marks, bool names, ClrFreeObject free)
-      : memory_(memory), marks_(std::move(marks)), names_(names), free_(free) {}
+  ClrObjectFinder(const AddressSpace &memory, ObjectMarks marks, bool names, ClrFreeObject free,
+                  std::vector<ClrModule> modules)
+      : memory_(memory), marks_(std::move(marks)), names_(names), free_(free),
+        modules_(std::move(modules)) {}
 
   std::optional<HeldIn> objectHolding(uint64_t slot) override {
     const ObjectMarks::Mark *it = marks_.below(slot);
@@ -135,6 +190,17 @@ private:
     h.type = typeName(mt);
     const uint32_t flags = memory_.readU32(mt).value_or(0);
     if ((flags & kHasComponentSize) && (flags & kArrayMask) == kArrayBits) {
+      if (const std::optional<std::pair<uint64_t, uint32_t>> hit = staticAt(object, size, slot)) {
+        const auto [class_table, rid] = *hit; // a module's statics array: the static it is
+        const std::optional<uint64_t> module = memory_.readU64(class_table + kMtModule);
+        const EcmaMetadata *md = module ? metadataOf(*module) : nullptr;
+        h.type = typeName(class_table);
+        h.field = md ? md->fieldName(rid) : "";
+        if (!h.type.empty() && !h.field.empty())
+          return h;
+        h.type = typeName(mt);
+        h.field.clear();
+      }
       // The elements start at the base size less the next object's header word.
       const uint64_t data = object + memory_.readU32(mt + kMtBaseSize).value_or(0) - 8;
       const uint64_t element = flags & 0xFFFF;
@@ -225,6 +291,30 @@ private:
     return of.empty() ? "" : of + "[]";
   }
 
+  /// Calls `each` with every FieldDesc of the class with canonical MethodTable `canonical`
+  /// (those of its EEClass, up to the first whose enclosing MethodTable is another's) until it
+  /// returns true. False when the class's FieldDescs cannot be found.
+  bool eachFieldDesc(uint64_t canonical, llvm::function_ref<bool(const FieldDescBits &)> each) {
+    const std::optional<uint64_t> link = memory_.readU64(canonical + kMtClassOrCanon);
+    if (!link || (*link & 3) != 0)
+      return false;
+    const uint64_t list_at = *link + kClassFieldDescList;
+    const std::optional<uint64_t> list = memory_.readU64(list_at);
+    if (!list || !*list)
+      return true;
+    uint64_t fd = list_at + *list;
+    for (unsigned i = 0; i < kMaxFieldDescs; ++i, fd += kFieldDescSize) {
+      const std::optional<uint64_t> enclosing = memory_.readU64(fd);
+      const std::optional<uint32_t> bits = memory_.readU32(fd + 8),
+                                    place = memory_.readU32(fd + 12);
+      if (!enclosing || !bits || !place || fd + *enclosing != canonical)
+        break;
+      if (each(FieldDescBits{*bits, *place}))
+        break;
+    }
+    return true;
+  }
+
   /// The name of the instance field at `offset` (from the end of the MethodTable word) of an
   /// object with MethodTable `mt`: from the FieldDescs of its class and its parents' (those of a
   /// generic instantiation are its canonical MethodTable's), the Field row of the FieldDesc whose
@@ -233,41 +323,113 @@ private:
     uint64_t cls = mt;
     for (unsigned up = 0; up < kMaxParents && cls; ++up) {
       uint64_t canonical = cls;
-      std::optional<uint64_t> link = memory_.readU64(cls + kMtClassOrCanon);
-      if (link && (*link & 3) == 2) {
+      if (std::optional<uint64_t> link = memory_.readU64(cls + kMtClassOrCanon);
+          link && (*link & 3) == 2)
         canonical = *link & ~uint64_t(3);
-        link = memory_.readU64(canonical + kMtClassOrCanon);
-      }
-      if (!link || (*link & 3) != 0)
+      std::optional<uint32_t> rid;
+      if (!eachFieldDesc(canonical, [&](const FieldDescBits &fd) {
+            if (!(fd.bits & kFieldStatic) && fd.offset() == offset)
+              rid = fd.rid();
+            return rid.has_value();
+          }))
         return "";
-      const uint64_t list_at = *link + kClassFieldDescList;
-      const std::optional<uint64_t> list = memory_.readU64(list_at);
-      if (list && *list) {
-        uint64_t fd = list_at + *list;
-        for (unsigned i = 0; i < kMaxFieldDescs; ++i, fd += kFieldDescSize) {
-          const std::optional<uint64_t> enclosing = memory_.readU64(fd);
-          const std::optional<uint32_t> bits = memory_.readU32(fd + 8),
-                                        place = memory_.readU32(fd + 12);
-          if (!enclosing || !bits || !place || fd + *enclosing != canonical)
-            break;
-          const bool is_static = (*bits >> 24) & 1;
-          if (is_static || (*place & 0x07FFFFFF) != offset)
-            continue;
-          const uint32_t rid = ((*bits >> 30) & 1) ? (*bits & 0x00FFFFFF) : (*bits & 0x0001FFFF);
-          const std::optional<uint64_t> module = memory_.readU64(canonical + kMtModule);
-          const EcmaMetadata *md = module ? metadataOf(*module) : nullptr;
-          return md ? md->fieldName(rid) : "";
-        }
+      if (rid) {
+        const std::optional<uint64_t> module = memory_.readU64(canonical + kMtModule);
+        const EcmaMetadata *md = module ? metadataOf(*module) : nullptr;
+        return md ? md->fieldName(*rid) : "";
       }
       cls = memory_.readU64(cls + kMtParent).value_or(0);
     }
     return "";
   }
 
+  /// The static whose slot `slot` is, when the array `object` (`size` bytes) holds the GC statics
+  /// of a module the walk met: the MethodTable of its class and its Field row. The module is the
+  /// one whose first static slot is the nearest at or below `slot` inside the array; the static,
+  /// the one field of its classes at that distance. nullopt when none is (a module whose types
+  /// have no object on the heap, a generic class's statics, which live elsewhere).
+  std::optional<std::pair<uint64_t, uint32_t>> staticAt(uint64_t object, uint64_t size,
+                                                        uint64_t slot) {
+    if (!statics_)
+      statics_ = readStatics();
+    const ModuleStatics *nearest = nullptr;
+    for (const ModuleStatics &m : *statics_)
+      if (m.base >= object + kArrayElements && m.base <= slot && m.base < object + size &&
+          (!nearest || m.base > nearest->base))
+        nearest = &m;
+    if (!nearest)
+      return std::nullopt;
+    const uint64_t offset = slot - nearest->base;
+    const auto &fields = nearest->fields;
+    auto first = std::lower_bound(fields.begin(), fields.end(), offset,
+                                  [](const StaticField &f, uint64_t o) { return f.offset < o; });
+    if (first == fields.end() || first->offset != offset ||
+        (first + 1 != fields.end() && first[1].offset == offset))
+      return std::nullopt;
+    return std::make_pair(first->method_table, first->rid);
+  }
+
+  /// The reference statics of every module the walk met whose statics can be found: its
+  /// DomainLocalModule's first GC static slot, its loaded classes from its TypeDef map (a table
+  /// of self-relative pointers to MethodTables by RID, with its count after it in the Module,
+  /// found as the one holding the known MethodTable at its RID; at Module+0x320 on .NET Core
+  /// 2.0), their static FieldDescs of a reference or boxed type. Generic classes are left out:
+  /// their statics are allocated per instantiation.
+  std::vector<ModuleStatics> readStatics() {
+    std::vector<ModuleStatics> out;
+    for (const ClrModule &known : modules_) {
+      const std::optional<uint64_t> dlm = memory_.readU64(known.module + kModuleDomainLocalModule);
+      const std::optional<uint64_t> base =
+          dlm ? memory_.readU64(*dlm + kDlmGcStatics) : std::nullopt;
+      const std::optional<uint16_t> known_rid = memory_.readU16(known.method_table + kMtToken);
+      const EcmaMetadata *md = metadataOf(known.module);
+      if (!base || !*base || (*base & 7) || !known_rid || *known_rid == 0 || *known_rid == 0xFFFF ||
+          !md)
+        continue;
+      // The map (a LookupMap: next, table, count, flags) holds self-relative pointers by RID.
+      auto entry = [&](uint64_t table, uint64_t rid) -> uint64_t {
+        const uint64_t at = table + 8 * rid, value = memory_.readU64(at).value_or(0);
+        return value ? (at + value) & ~uint64_t(7) : 0;
+      };
+      std::optional<uint64_t> map, count;
+      for (uint64_t at = 8; at + 8 < kModuleSearched && !map; at += 8)
+        if (std::optional<uint64_t> table = memory_.readU64(known.module + at);
+            table && *table >= 4096 && entry(*table, *known_rid) == known.method_table) {
+          map = *table;
+          count = memory_.readU64(known.module + at + 8);
+        }
+      if (!map || !count)
+        continue;
+      ModuleStatics m{known.module, *base, {}};
+      const uint64_t rows =
+          std::min<uint64_t>({*count, md->typeDefCount() + uint64_t(1), kMaxTypeDefs});
+      for (uint32_t rid = 1; rid < rows; ++rid) {
+        const uint64_t mt = entry(*map, rid);
+        const std::optional<uint32_t> flags = mt ? memory_.readU32(mt) : std::nullopt;
+        if (!flags || (*flags & kHasComponentSize) || (*flags & kGenericsMask) ||
+            memory_.readU16(mt + kMtToken) != rid ||
+            memory_.readU64(mt + kMtModule) != known.module)
+          continue;
+        eachFieldDesc(mt, [&](const FieldDescBits &fd) {
+          if ((fd.bits & (kFieldStatic | kFieldThreadStatic | kFieldRva)) == kFieldStatic &&
+              gcStaticType(fd.type()))
+            m.fields.push_back({fd.offset(), mt, fd.rid()});
+          return false;
+        });
+      }
+      std::sort(m.fields.begin(), m.fields.end(),
+                [](const StaticField &a, const StaticField &b) { return a.offset < b.offset; });
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
   const AddressSpace &memory_;
   ObjectMarks marks_;
   bool names_;
   ClrFreeObject free_;
+  std::vector<ClrModule> modules_;
+  std::optional<std::vector<ModuleStatics>> statics_;                  // read on the first question
   std::unordered_map<uint64_t, std::optional<EcmaMetadata>> metadata_; // by Module
   std::unordered_map<uint64_t, std::string> types_;                    // by MethodTable
 };
@@ -275,8 +437,10 @@ private:
 } // namespace
 
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
-                                                  bool names, ClrFreeObject free) {
-  return std::make_shared<ClrObjectFinder>(memory, std::move(marks), names, free);
+                                                  bool names, ClrFreeObject free,
+                                                  std::vector<ClrModule> modules) {
+  return std::make_shared<ClrObjectFinder>(memory, std::move(marks), names, free,
+                                           std::move(modules));
 }
 
 } // namespace dumpsift

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace dumpsift {
 
@@ -23,7 +24,14 @@ struct ClrFreeObject {
   uint32_t flags = 0, base_size = 0;
 };
 
+/// A module the walk met (the loader module of a MethodTable of its objects) and one MethodTable
+/// of it: the finder finds the module's TypeDef map from it, to name the module's statics.
+struct ClrModule {
+  uint64_t module = 0, method_table = 0;
+};
+
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
-                                                  bool names, ClrFreeObject free);
+                                                  bool names, ClrFreeObject free,
+                                                  std::vector<ClrModule> modules);
 
 } // namespace dumpsift

@@ -47,6 +47,7 @@ constexpr uint64_t kMaxObjectSize = uint64_t(1) << 40;
 constexpr uint64_t kMaxClassBaseSize = uint64_t(1) << 24;
 constexpr unsigned kMaxParentDepth = 32;
 constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kMtLoaderModule = 0x18; // MethodTable::m_pLoaderModule (64-bit CLR 4+)
 constexpr size_t kMaxSegments = 1 << 16;
 constexpr uint64_t kContractMagic = 0x0043414443434e44ull; // "DNCCDAC\0" little-endian
 
@@ -157,6 +158,17 @@ public:
   MethodTables(const AddressSpace &memory, const Layout &layout)
       : memory_(memory), layout_(layout) {}
 
+  /// The loader modules of the classes (not arrays) of the valid MethodTables met, each with one
+  /// of their MethodTables (64-bit; for the object finder's statics).
+  std::vector<ClrModule> modules() const {
+    std::vector<ClrModule> out;
+    for (auto [module, mt] : modules_)
+      out.push_back({module, mt});
+    std::sort(out.begin(), out.end(),
+              [](const ClrModule &a, const ClrModule &b) { return a.module < b.module; });
+    return out;
+  }
+
   /// The verdict for the (already unmasked) MethodTable pointer `mt`.
   MtInfo get(uint64_t mt, unsigned depth = 0) {
     if (const MtInfo *hit = cache_.find(mt))
@@ -221,12 +233,16 @@ private:
         return info;
     }
     info.valid = true;
+    if (!info.component && layout_.pointer_size == 8)
+      if (std::optional<uint64_t> module = memory_.readU64(mt + kMtLoaderModule))
+        modules_.try_emplace(*module, mt);
     return info;
   }
 
   const AddressSpace &memory_;
   const Layout &layout_;
   VerdictCache<MtInfo, 15> cache_;
+  std::unordered_map<uint64_t, uint64_t> modules_; // loader module -> a class's MethodTable
 };
 
 /// One heap_segment record: a SOH/LOH/POH segment (or .NET 7+ region) and its object range.
@@ -684,7 +700,8 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
                                          : "none (a MethodTable layout not checked)"});
     result.objects = makeClrObjectFinder(memory_, std::move(marks_), name_objects,
                                          {layout_.free_method_table, layout_.flags->free_flags,
-                                          static_cast<uint32_t>(layout_.arrayBaseSize())});
+                                          static_cast<uint32_t>(layout_.arrayBaseSize())},
+                                         name_objects ? mts_.modules() : std::vector<ClrModule>{});
   }
   uint64_t arrays = 0;
   for (const Found &f : found_) {

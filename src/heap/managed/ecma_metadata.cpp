@@ -157,6 +157,10 @@ std::string EcmaMetadata::string(uint32_t index) const {
   return length == n ? "" : std::string(reinterpret_cast<const char *>(p), length);
 }
 
+uint32_t EcmaMetadata::typeDefCount() const {
+  return rows_[kTypeDef];
+}
+
 std::string EcmaMetadata::typeName(uint32_t rid) const {
   if (rid == 0 || rid > rows_[kTypeDef])
     return "";

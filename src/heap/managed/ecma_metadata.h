@@ -38,6 +38,9 @@ public:
   /// The name of Field row `rid` (1-based); "" as for typeName.
   std::string fieldName(uint32_t rid) const;
 
+  /// The rows of the TypeDef table: its RIDs run from 1 to this.
+  uint32_t typeDefCount() const;
+
 private:
   explicit EcmaMetadata(const AddressSpace &memory) : memory_(&memory) {}
   bool readStreams(uint64_t root);
