@@ -106,6 +106,8 @@ public:
     return best;
   }
 
+  llvm::MemoryBufferRef contents() const override { return buffer_->getMemBufferRef(); }
+
   llvm::ArrayRef<uint8_t> bytesAt(uint64_t address, uint64_t len) const override {
     const uint64_t vaddr = address - bias_;
     const llvm::StringRef file = buffer_->getBuffer();

@@ -4,7 +4,8 @@
 // object and offset (or the global) that holds it as the runtime lays them out. gcore dumps it;
 // `dumpsift analyze` must name exactly that holder, find the path from the global or the
 // goroutine's stack, call the dropped ones unreferenced, and take no holder from the runtime's own
-// records (its mspans, the collector's work buffers, goroutines' stack bounds, dead stack). The
+// records (its mspans, the collector's work buffers, goroutines' stack bounds, dead stack). With
+// the executable's DWARF, each holder is named as Go names its type and field. The
 // stripped build gives the honest fallback: the holders by offset in their objects among the
 // runtime records it cannot tell without symbols, and no dropped array called unreferenced.
 //
@@ -126,12 +127,30 @@ TEST_CASE("go holders: each array's holder by offset in its object, its path to 
     CHECK(h.value("allocation", "") == m["holder_object"]);
     CHECK(h.value("offset", uint64_t(0)) == m["holder_offset"]);
     CHECK(h["points_to"] == b["address"]);
+    // Typed from the executable's DWARF, down from the global: named as Go names them.
+    CHECK(h.value("class", "") == m["holder_type"]);
+    CHECK(h.value("field", "") == m["holder_field"]);
     for (size_t i = 0; i + 1 < path.size(); ++i) {
       CHECK(path[i]["kind"] == "heap");
+      CHECK_FALSE(path[i].value("class", "").empty()); // typed down from a global
       if (i > 0)
         CHECK(path[i]["points_to"] == path[i - 1].value("allocation", ""));
     }
   }
+  // The rented arrays' group: held by elements of a slice's backing array, owned by the first
+  // object outside the runtime and its arrays on their paths (when a path runs through one: a
+  // frame of main may hold the array itself).
+  int rented_groups = 0;
+  for (const json &g : report["groups"]) {
+    const std::string summary = g.contains("holders") ? g["holders"]["summary"] : "";
+    if (summary.find("held in elements of `[4][]uint8` arrays") == std::string::npos)
+      continue;
+    ++rented_groups;
+    INFO(summary);
+    if (summary.find("owned by") != std::string::npos)
+      CHECK_THAT(summary, Catch::Contains("owned by `main.Channel.rented`"));
+  }
+  CHECK(rented_groups == 1);
   // The parked goroutine's local: held from that goroutine's stack, and only from it.
   {
     REQUIRE(run.by_tag.count("holders:local:0") == 1);

@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
 #include <map>
@@ -49,6 +50,8 @@ public:
   /// The file's bytes that the process maps at [address, address + len) (from one PT_LOAD's file
   /// bytes, not its bss); empty when the file does not hold them all.
   virtual llvm::ArrayRef<uint8_t> bytesAt(uint64_t address, uint64_t len) const = 0;
+  /// The whole file, as it is mapped, for the readers of its other sections (debug_types.h).
+  virtual llvm::MemoryBufferRef contents() const = 0;
 
 protected:
   std::string path_;

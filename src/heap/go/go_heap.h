@@ -3,6 +3,8 @@
 #pragma once
 
 #include "dumpsift/dump/address_space.h"
+#include "dumpsift/dump/module_file.h"
+#include "dumpsift/heap/walker.h"
 #include "dumpsift/support/diagnostics.h"
 #include "go_layout.h"
 
@@ -10,6 +12,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,5 +88,26 @@ std::vector<std::optional<uint64_t>> executableSymbols(const AddressSpace &memor
                                                        llvm::ArrayRef<llvm::StringRef> symbols,
                                                        std::string &source, std::string &why,
                                                        Diagnostics &diags);
+
+/// The executable's file when it is on this machine and is the build that ran (see findHeap for
+/// which file), else nullptr with the reason in `why`; `source` names the file used. A file
+/// whose build ID differs from the dump's, or a file the user named that is missing, is a
+/// warning in `diags` when given.
+std::unique_ptr<ModuleFile> openExecutable(const AddressSpace &memory, std::string &source,
+                                           std::string &why, Diagnostics *diags);
+
+/// An in-use span of heap objects: `count` objects of `size` bytes from `start`, each one's data
+/// `data_offset` bytes in (Go 1.22+'s malloc header); `noscan` when they hold no pointer.
+struct ObjectSpan {
+  uint64_t start = 0, size = 0, count = 0;
+  uint32_t data_offset = 0;
+  bool noscan = false;
+};
+
+/// The object finder of a Go heap (go_objects.cpp): it names an object by the type its DWARF
+/// gives it, propagated from the executable's typed globals along typed pointers, on its first
+/// question. `spans` by start.
+std::shared_ptr<ObjectFinder> makeGoObjectFinder(const AddressSpace &memory,
+                                                 std::vector<ObjectSpan> spans);
 
 } // namespace dumpsift::golang

@@ -97,6 +97,12 @@ public:
   uint64_t stackSpans() const { return stack_spans_; }
   uint64_t runtimeSpans() const { return runtime_spans_; }
   uint64_t unsweptSpans() const { return unswept_spans_; }
+  /// The in-use spans of heap objects walked, by start (for the object finder).
+  std::vector<ObjectSpan> takeObjectSpans() {
+    std::sort(object_spans_.begin(), object_spans_.end(),
+              [](const ObjectSpan &a, const ObjectSpan &b) { return a.start < b.start; });
+    return std::move(object_spans_);
+  }
 
 private:
   /// mheap_.allArenas, sorted and without repeats; indices outside the table are warned about.
@@ -269,6 +275,8 @@ private:
     a.noscan = s.noscan();
     a.data_offset =
         layout_.malloc_headers && !s.noscan() && s.sizeClass() != 0 && s.elemsize > 512 ? 8 : 0;
+    if (s.elemsize)
+      object_spans_.push_back({s.start, s.elemsize, s.nelems, a.data_offset, s.noscan()});
     for (uint64_t i = 0; i < s.nelems; ++i) {
       a.address = a.chunk_address = s.start + i * s.elemsize;
       const bool allocated = i < s.freeindex || (alloc && bit(alloc, i));
@@ -314,6 +322,7 @@ private:
   uint64_t covered_end_ = 0; // where the last span walked ends: spans are walked in address order
   uint64_t arenas_walked_ = 0, spans_in_use_ = 0, stack_spans_ = 0, runtime_spans_ = 0,
            unswept_spans_ = 0;
+  std::vector<ObjectSpan> object_spans_;
 };
 
 /// The live part of each goroutine's stack, from runtime.allgs (a symbol of the executable, which
@@ -431,15 +440,16 @@ public:
   /// linux/amd64 processes (Go's build info names no module of its own); large objects take
   /// whole 8 KiB pages.
   const WalkerTraits &traits() const override {
-    static const WalkerTraits traits{.platforms =
-                                         Platforms::littleEndian64({Os::Linux}, {"x86_64"}),
-                                     .modules = {},
-                                     .requests = requestsOf,
-                                     .thresholds = {},
-                                     // Every object, but goroutine stacks (in its areas) are
-                                     // roots the holders pass does not read.
-                                     .listing = BlockListing::Partial,
-                                     .framework_namespaces = {"runtime.", "internal/", "sync."}};
+    static const WalkerTraits traits{
+        .platforms = Platforms::littleEndian64({Os::Linux}, {"x86_64"}),
+        .modules = {},
+        .requests = requestsOf,
+        .thresholds = {},
+        // Every object, but goroutine stacks (in its areas) are
+        // roots the holders pass does not read.
+        .listing = BlockListing::Partial,
+        // and arrays ("[4][]uint8": a slice's backing array)
+        .framework_namespaces = {"runtime.", "internal/", "sync.", "["}};
     return traits;
   }
 
@@ -458,6 +468,9 @@ public:
     HeapWalk heap(memory, *roots, sink, result, diags);
     heap.run(diags);
     readGoroutines(memory, *roots, result, diags);
+    // With the executable at hand (its symbols found mheap_), its DWARF may type the objects.
+    if (roots->mheap)
+      result.objects = makeGoObjectFinder(memory, heap.takeObjectSpans());
 
     result.facts.emplace_back("go_version",
                               roots->version.text.empty() ? "unknown" : roots->version.text);

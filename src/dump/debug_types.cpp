@@ -1,0 +1,206 @@
+// The DWARF type model of a module file (debug_types.h), read with LLVM's DWARFContext.
+#include "dumpsift/dump/debug_types.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/DebugInfo/DWARF/DWARFDie.h"
+#include "llvm/DebugInfo/DWARF/DWARFFormValue.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/Endian.h"
+
+#include <algorithm>
+
+namespace dumpsift {
+
+namespace {
+
+using llvm::DWARFDie;
+namespace dwarf = llvm::dwarf;
+
+constexpr unsigned kMaxTypedefHops = 16;       // typedefs and qualifiers followed to a type
+constexpr uint64_t kGoKindSlice = 23;          // reflect.Slice, in DW_AT_GO_kind
+constexpr unsigned kMaxPointerPasses = 64;     // passes deciding has_pointers (nesting depth)
+constexpr uint8_t kOpAddr = dwarf::DW_OP_addr; // a location that is one address
+constexpr size_t kAddrLocation = 1 + 8;        // DW_OP_addr and its 8-byte operand
+
+/// Builds the model from the variables down: each type met gets an index at once and is filled
+/// from a work list, so that a chain of types through pointers costs no recursion.
+class ModelBuilder {
+public:
+  ModelBuilder(DebugTypes &out, size_t max_types) : out_(out), max_types_(max_types) {}
+
+  /// The index of `die`'s type (typedefs and qualifiers followed), kNone for none or past the
+  /// limit. A new one is filled later (fillPending).
+  uint32_t indexOf(DWARFDie die) {
+    for (unsigned hop = 0; die.isValid() && hop < kMaxTypedefHops; ++hop) {
+      const dwarf::Tag tag = die.getTag();
+      if (tag != dwarf::DW_TAG_typedef && tag != dwarf::DW_TAG_const_type &&
+          tag != dwarf::DW_TAG_volatile_type && tag != dwarf::DW_TAG_restrict_type &&
+          tag != dwarf::DW_TAG_atomic_type)
+        break;
+      die = die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type);
+    }
+    if (!die.isValid())
+      return DebugType::kNone;
+    auto [it, added] = index_.try_emplace(die.getOffset(), DebugType::kNone);
+    if (!added)
+      return it->second;
+    if (out_.types.size() >= max_types_)
+      return DebugType::kNone;
+    it->second = static_cast<uint32_t>(out_.types.size());
+    out_.types.emplace_back();
+    pending_.push_back({die, it->second});
+    return it->second;
+  }
+
+  /// Fills every type met so far, and those they reach.
+  void fillPending() {
+    while (!pending_.empty()) {
+      const auto [die, index] = pending_.back();
+      pending_.pop_back();
+      fill(die, index);
+    }
+  }
+
+  /// Completes what needs every type filled: slices' element types, arrays' sizes, has_pointers.
+  void finish() {
+    std::vector<DebugType> &types = out_.types;
+    for (DebugType &t : types)
+      if (t.kind == DebugType::Kind::Slice && !t.members.empty() &&
+          t.members.front().type != DebugType::kNone)
+        t.target = types[t.members.front().type].target;
+    for (DebugType &t : types)
+      if (t.kind == DebugType::Kind::Array && t.size == 0 && t.target != DebugType::kNone)
+        t.size = t.count * types[t.target].size;
+    for (DebugType &t : types)
+      t.has_pointers = (t.kind == DebugType::Kind::Pointer || t.kind == DebugType::Kind::Slice) &&
+                       t.target != DebugType::kNone;
+    for (unsigned pass = 0; pass < kMaxPointerPasses; ++pass) {
+      bool changed = false;
+      for (DebugType &t : types) {
+        if (t.has_pointers)
+          continue;
+        if (t.kind == DebugType::Kind::Struct)
+          t.has_pointers = std::any_of(t.members.begin(), t.members.end(), [&](const auto &m) {
+            return m.type != DebugType::kNone && types[m.type].has_pointers;
+          });
+        else if (t.kind == DebugType::Kind::Array)
+          t.has_pointers = t.count && t.target != DebugType::kNone && types[t.target].has_pointers;
+        changed |= t.has_pointers;
+      }
+      if (!changed)
+        break;
+    }
+  }
+
+private:
+  void fill(DWARFDie die, uint32_t index) {
+    DebugType t;
+    if (const char *name = die.getName(llvm::DINameKind::ShortName))
+      t.name = name;
+    t.size = dwarf::toUnsigned(die.find(dwarf::DW_AT_byte_size), 0);
+    switch (die.getTag()) {
+    case dwarf::DW_TAG_pointer_type:
+    case dwarf::DW_TAG_reference_type:
+    case dwarf::DW_TAG_rvalue_reference_type:
+      t.kind = DebugType::Kind::Pointer;
+      if (t.size == 0)
+        t.size = die.getDwarfUnit()->getAddressByteSize();
+      t.target = indexOf(die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
+      break;
+    case dwarf::DW_TAG_structure_type:
+    case dwarf::DW_TAG_class_type:
+    case dwarf::DW_TAG_union_type:
+      t.kind = DebugType::Kind::Struct;
+      for (DWARFDie child : die.children()) {
+        if (child.getTag() != dwarf::DW_TAG_member)
+          continue;
+        const llvm::Optional<uint64_t> offset =
+            dwarf::toUnsigned(child.find(dwarf::DW_AT_data_member_location));
+        if (!offset) // a static member, or an offset given as an expression
+          continue;
+        DebugType::Member m;
+        if (const char *name = child.getName(llvm::DINameKind::ShortName))
+          m.name = name;
+        m.offset = *offset;
+        m.type = indexOf(child.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
+        t.members.push_back(std::move(m));
+      }
+      std::stable_sort(t.members.begin(), t.members.end(),
+                       [](const auto &a, const auto &b) { return a.offset < b.offset; });
+      if (dwarf::toUnsigned(die.find(dwarf::DW_AT_GO_kind), 0) == kGoKindSlice &&
+          !t.members.empty() && t.members.front().offset == 0)
+        t.kind = DebugType::Kind::Slice; // its element type: finish()
+      break;
+    case dwarf::DW_TAG_array_type:
+      t.kind = DebugType::Kind::Array;
+      t.target = indexOf(die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
+      t.count = 0;
+      for (DWARFDie child : die.children())
+        if (child.getTag() == dwarf::DW_TAG_subrange_type) {
+          if (auto count = dwarf::toUnsigned(child.find(dwarf::DW_AT_count)))
+            t.count = *count;
+          else if (auto upper = dwarf::toUnsigned(child.find(dwarf::DW_AT_upper_bound)))
+            t.count = *upper + 1;
+          break; // the first dimension; another makes it an array of arrays, left as Other
+        }
+      break;
+    default:
+      break;
+    }
+    out_.types[index] = std::move(t);
+  }
+
+  DebugTypes &out_;
+  size_t max_types_;
+  llvm::DenseMap<uint64_t, uint32_t> index_; // DIE offset -> type index
+  std::vector<std::pair<DWARFDie, uint32_t>> pending_;
+};
+
+/// The address a variable's location names when it is one DW_OP_addr, else nullopt.
+std::optional<uint64_t> staticAddress(DWARFDie variable) {
+  const llvm::Optional<llvm::DWARFFormValue> location = variable.find(dwarf::DW_AT_location);
+  if (!location)
+    return std::nullopt;
+  const llvm::Optional<llvm::ArrayRef<uint8_t>> block = location->getAsBlock();
+  if (!block || block->size() != kAddrLocation || (*block)[0] != kOpAddr)
+    return std::nullopt;
+  return llvm::support::endian::read64le(block->data() + 1);
+}
+
+} // namespace
+
+llvm::Expected<DebugTypes> DebugTypes::read(const ModuleFile &file, size_t max_types) {
+  llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> object =
+      llvm::object::ObjectFile::createObjectFile(file.contents());
+  if (!object)
+    return object.takeError();
+  // Damage inside the debug info leaves out what it touches; it is not printed.
+  auto ignore = [](llvm::Error e) { llvm::consumeError(std::move(e)); };
+  std::unique_ptr<llvm::DWARFContext> context = llvm::DWARFContext::create(
+      **object, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "", ignore, ignore);
+  DebugTypes out;
+  ModelBuilder builder(out, max_types);
+  for (const std::unique_ptr<llvm::DWARFUnit> &unit : context->compile_units()) {
+    for (DWARFDie die : unit->getUnitDIE(/*ExtractUnitDIEOnly=*/false).children()) {
+      if (die.getTag() != dwarf::DW_TAG_variable)
+        continue;
+      const std::optional<uint64_t> address = staticAddress(die);
+      const char *name = die.getName(llvm::DINameKind::LinkageName);
+      if (!address || !name || *address == 0)
+        continue;
+      DebugVariable v;
+      v.name = name;
+      v.address = *address + file.bias();
+      v.type = builder.indexOf(die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
+      out.variables.push_back(std::move(v));
+    }
+    builder.fillPending();
+  }
+  builder.finish();
+  std::sort(out.variables.begin(), out.variables.end(),
+            [](const DebugVariable &a, const DebugVariable &b) { return a.address < b.address; });
+  return out;
+}
+
+} // namespace dumpsift

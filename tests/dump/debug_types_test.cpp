@@ -1,0 +1,106 @@
+// The DWARF type model (dumpsift/dump/debug_types.h) of a real executable: fixtures/go/go_holders,
+// built by Debian's Go with its (compressed) DWARF. Its globals and the types they reach must read
+// as the program declares them: main.streams a []*main.ChunkedUploadWrapperStream whose struct has
+// position at 0, inputBuffer at 8 and outputBuffer at 32 (int64, then two 24-byte slices). Its
+// stripped build has no DWARF: an empty model, no error.
+#include "dumpsift/dump/debug_types.h"
+#include "support/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+using namespace dumpsift;
+using namespace dumpsift::test;
+
+namespace {
+
+/// The model of the fixture program `name`, opened as a file the user named (no dump to compare
+/// its build ID with); false when it was not built here.
+bool readModel(const std::string &name, DebugTypes &out) {
+  const std::string program = fixtureProgram("go/" + name);
+  if (!availableOrSkipped(std::filesystem::exists(program),
+                          program + " was not built (no Go toolchain when CMake ran: run "
+                                    "scripts/setup.sh --tests)"))
+    return false;
+  Snapshot empty;
+  AddressSpace memory(empty);
+  OpenedModuleFile opened = openModuleFile(memory, Module{}, program, /*named=*/true);
+  REQUIRE(opened.problem == ModuleFileProblem::None);
+  llvm::Expected<DebugTypes> model = DebugTypes::read(*opened.file);
+  if (!model)
+    FAIL(llvm::toString(model.takeError()));
+  out = std::move(*model);
+  return true;
+}
+
+const DebugVariable *variableNamed(const DebugTypes &model, llvm::StringRef name) {
+  for (const DebugVariable &v : model.variables)
+    if (v.name == name)
+      return &v;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("debug types: a Go program's globals and the slices, pointers and structs they reach") {
+  DebugTypes model;
+  if (!readModel("go_holders", model))
+    return;
+  CHECK(std::is_sorted(model.variables.begin(), model.variables.end(),
+                       [](const auto &a, const auto &b) { return a.address < b.address; }));
+  const DebugVariable *streams = variableNamed(model, "main.streams");
+  REQUIRE(streams != nullptr);
+  CHECK(streams->address != 0);
+  REQUIRE(streams->type < model.types.size());
+  const DebugType &slice = model.types[streams->type];
+  CHECK(slice.kind == DebugType::Kind::Slice);
+  CHECK(slice.name == "[]*main.ChunkedUploadWrapperStream");
+  CHECK(slice.size == 24);
+  CHECK(slice.has_pointers);
+  REQUIRE(slice.target < model.types.size());
+  const DebugType &pointer = model.types[slice.target];
+  CHECK(pointer.kind == DebugType::Kind::Pointer);
+  CHECK(pointer.size == 8);
+  REQUIRE(pointer.target < model.types.size());
+  const DebugType &stream = model.types[pointer.target];
+  CHECK(stream.kind == DebugType::Kind::Struct);
+  CHECK(stream.name == "main.ChunkedUploadWrapperStream");
+  CHECK(stream.size == 56);
+  CHECK(stream.has_pointers);
+  REQUIRE(stream.members.size() == 3);
+  const std::pair<const char *, uint64_t> expected[] = {
+      {"position", 0}, {"inputBuffer", 8}, {"outputBuffer", 32}};
+  for (size_t i = 0; i < 3; ++i) {
+    INFO(i);
+    CHECK(stream.members[i].name == expected[i].first);
+    CHECK(stream.members[i].offset == expected[i].second);
+  }
+  // inputBuffer: a []uint8, whose elements hold no pointer; position: an int64.
+  const DebugType &bytes = model.types[stream.members[1].type];
+  CHECK(bytes.kind == DebugType::Kind::Slice);
+  CHECK(bytes.name == "[]uint8");
+  CHECK(bytes.has_pointers); // its data pointer
+  REQUIRE(bytes.target < model.types.size());
+  CHECK_FALSE(model.types[bytes.target].has_pointers);
+  CHECK(model.types[stream.members[0].type].kind == DebugType::Kind::Other);
+  CHECK(model.types[stream.members[0].type].size == 8);
+
+  // main.download: a *bytes.Buffer, whose first field is buf.
+  const DebugVariable *download = variableNamed(model, "main.download");
+  REQUIRE(download != nullptr);
+  const DebugType &to_buffer = model.types[download->type];
+  REQUIRE(to_buffer.kind == DebugType::Kind::Pointer);
+  const DebugType &buffer = model.types[to_buffer.target];
+  CHECK(buffer.name == "bytes.Buffer");
+  REQUIRE_FALSE(buffer.members.empty());
+  CHECK(buffer.members.front().name == "buf");
+  CHECK(buffer.members.front().offset == 0);
+}
+
+TEST_CASE("debug types: a stripped program has none") {
+  DebugTypes model;
+  if (!readModel("go_holders_stripped", model))
+    return;
+  CHECK(model.variables.empty());
+  CHECK(model.types.empty());
+}
