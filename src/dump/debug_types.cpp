@@ -23,6 +23,16 @@ constexpr unsigned kMaxPointerPasses = 64;     // passes deciding has_pointers (
 constexpr uint8_t kOpAddr = dwarf::DW_OP_addr; // a location that is one address
 constexpr size_t kAddrLocation = 1 + 8;        // DW_OP_addr and its 8-byte operand
 
+/// Go's DW_AT_GO_runtime_type of `die` (written as an address, DW_FORM_addr), 0 when none.
+uint64_t goRuntimeType(DWARFDie die) {
+  const llvm::Optional<llvm::DWARFFormValue> value = die.find(dwarf::DW_AT_GO_runtime_type);
+  if (!value)
+    return 0;
+  if (llvm::Optional<uint64_t> address = value->getAsAddress())
+    return *address;
+  return value->getAsUnsignedConstant().getValueOr(0);
+}
+
 /// Builds the model from the variables down: each type met gets an index at once and is filled
 /// from a work list, so that a chain of types through pointers costs no recursion.
 class ModelBuilder {
@@ -73,8 +83,9 @@ public:
       if (t.kind == DebugType::Kind::Array && t.size == 0 && t.target != DebugType::kNone)
         t.size = t.count * types[t.target].size;
     for (DebugType &t : types)
-      t.has_pointers = (t.kind == DebugType::Kind::Pointer || t.kind == DebugType::Kind::Slice) &&
-                       t.target != DebugType::kNone;
+      t.has_pointers = ((t.kind == DebugType::Kind::Pointer || t.kind == DebugType::Kind::Slice) &&
+                        t.target != DebugType::kNone) ||
+                       t.kind == DebugType::Kind::Interface;
     for (unsigned pass = 0; pass < kMaxPointerPasses; ++pass) {
       bool changed = false;
       for (DebugType &t : types) {
@@ -99,6 +110,7 @@ private:
     if (const char *name = die.getName(llvm::DINameKind::ShortName))
       t.name = name;
     t.size = dwarf::toUnsigned(die.find(dwarf::DW_AT_byte_size), 0);
+    t.runtime_type = goRuntimeType(die);
     switch (die.getTag()) {
     case dwarf::DW_TAG_pointer_type:
     case dwarf::DW_TAG_reference_type:
@@ -131,6 +143,8 @@ private:
       if (dwarf::toUnsigned(die.find(dwarf::DW_AT_GO_kind), 0) == kGoKindSlice &&
           !t.members.empty() && t.members.front().offset == 0)
         t.kind = DebugType::Kind::Slice; // its element type: finish()
+      else if ((t.name == "runtime.iface" || t.name == "runtime.eface") && t.size == 16)
+        t.kind = DebugType::Kind::Interface;
       break;
     case dwarf::DW_TAG_array_type:
       t.kind = DebugType::Kind::Array;
@@ -197,7 +211,30 @@ llvm::Expected<DebugTypes> DebugTypes::read(const ModuleFile &file, size_t max_t
     }
     builder.fillPending();
   }
+  // Go: every type with a runtime descriptor, for the dynamic types of interface values.
+  for (const std::unique_ptr<llvm::DWARFUnit> &unit : context->compile_units()) {
+    for (const llvm::DWARFDebugInfoEntry &entry : unit->dies()) {
+      const DWARFDie die(unit.get(), &entry);
+      const dwarf::Tag tag = die.getTag();
+      if (tag != dwarf::DW_TAG_structure_type && tag != dwarf::DW_TAG_pointer_type &&
+          tag != dwarf::DW_TAG_array_type && tag != dwarf::DW_TAG_typedef &&
+          tag != dwarf::DW_TAG_base_type)
+        continue;
+      const uint64_t runtime_type = goRuntimeType(die);
+      if (runtime_type == 0)
+        continue;
+      const uint32_t index = builder.indexOf(die);
+      if (index != DebugType::kNone)
+        out.runtime_types.push_back({runtime_type, index});
+    }
+    builder.fillPending();
+  }
   builder.finish();
+  std::sort(out.runtime_types.begin(), out.runtime_types.end());
+  out.runtime_types.erase(
+      std::unique(out.runtime_types.begin(), out.runtime_types.end(),
+                  [](const auto &a, const auto &b) { return a.first == b.first; }),
+      out.runtime_types.end());
   std::sort(out.variables.begin(), out.variables.end(),
             [](const DebugVariable &a, const DebugVariable &b) { return a.address < b.address; });
   return out;

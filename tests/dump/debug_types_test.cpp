@@ -1,8 +1,9 @@
 // The DWARF type model (dumpsift/dump/debug_types.h) of a real executable: fixtures/go/go_holders,
 // built by Debian's Go with its (compressed) DWARF. Its globals and the types they reach must read
 // as the program declares them: main.streams a []*main.ChunkedUploadWrapperStream whose struct has
-// position at 0, inputBuffer at 8 and outputBuffer at 32 (int64, then two 24-byte slices). Its
-// stripped build has no DWARF: an empty model, no error.
+// position at 0, inputBuffer at 8 and outputBuffer at 32 (int64, then two 24-byte slices), found
+// again by its runtime type descriptor; main.requestBody an interface. Its stripped build has no
+// DWARF: an empty model, no error.
 #include "dumpsift/dump/debug_types.h"
 #include "support/test_support.h"
 
@@ -84,6 +85,21 @@ TEST_CASE("debug types: a Go program's globals and the slices, pointers and stru
   CHECK_FALSE(model.types[bytes.target].has_pointers);
   CHECK(model.types[stream.members[0].type].kind == DebugType::Kind::Other);
   CHECK(model.types[stream.members[0].type].size == 8);
+
+  // Its runtime type descriptor's offset, by which an interface value's dynamic type is found.
+  CHECK(stream.runtime_type != 0);
+  CHECK(std::is_sorted(model.runtime_types.begin(), model.runtime_types.end()));
+  auto known = std::lower_bound(model.runtime_types.begin(), model.runtime_types.end(),
+                                std::make_pair(stream.runtime_type, uint32_t(0)));
+  REQUIRE(known != model.runtime_types.end());
+  CHECK(known->first == stream.runtime_type);
+  CHECK(model.types[known->second].name == "main.ChunkedUploadWrapperStream");
+
+  // main.requestBody: an io.Reader, an interface value (runtime.iface).
+  const DebugVariable *body = variableNamed(model, "main.requestBody");
+  REQUIRE(body != nullptr);
+  CHECK(model.types[body->type].kind == DebugType::Kind::Interface);
+  CHECK(model.types[body->type].has_pointers);
 
   // main.download: a *bytes.Buffer, whose first field is buf.
   const DebugVariable *download = variableNamed(model, "main.download");

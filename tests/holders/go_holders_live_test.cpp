@@ -1,13 +1,14 @@
 // The holders pass on a live Go program: fixtures/go/go_holders.go holds []byte arrays in fields
-// of its structs reached from globals, in a bytes.Buffer, in the backing array of a [][]byte, in a
-// global, in a local of a parked goroutine, and drops two; it prints, for each held array, the
-// object and offset (or the global) that holds it as the runtime lays them out. gcore dumps it;
-// `dumpsift analyze` must name exactly that holder, find the path from the global or the
-// goroutine's stack, call the dropped ones unreferenced, and take no holder from the runtime's own
-// records (its mspans, the collector's work buffers, goroutines' stack bounds, dead stack). With
-// the executable's DWARF, each holder is named as Go names its type and field. The
-// stripped build gives the honest fallback: the holders by offset in their objects among the
-// runtime records it cannot tell without symbols, and no dropped array called unreferenced.
+// of its structs reached from globals, in a bytes.Buffer, in the backing array of a [][]byte, in
+// a bytes.Reader behind an io.Reader, in a global, in a local of a parked goroutine, and drops
+// two; it prints, for each held array, the object and offset (or the global) that holds it as the
+// runtime lays them out. gcore dumps it; `dumpsift analyze` must name exactly that holder, find
+// the path from the global or the goroutine's stack, call the dropped ones unreferenced, and take
+// no holder from the runtime's own records (its mspans, the collector's work buffers, goroutines'
+// stack bounds, dead stack). With the executable's DWARF, each holder is named as Go names its
+// type and field (through the interface too). The stripped build gives the honest fallback: the
+// holders by offset in their objects among the runtime records it cannot tell without symbols,
+// and no dropped array called unreferenced.
 //
 // Needs Debian's Go (the fixture is built with it) and gdb (gcore): skipped with a visible warning
 // without them, except under CI (CI set), where they fail.
@@ -27,11 +28,9 @@ using nlohmann::json;
 namespace {
 
 /// The global each role's array is reached from (its path's root).
-const std::map<std::string, std::string> kRootOf = {{"input", "main.streams"},
-                                                    {"output", "main.streams"},
-                                                    {"rented", "main.channel"},
-                                                    {"download", "main.download"},
-                                                    {"static", "main.staticBuffer"}};
+const std::map<std::string, std::string> kRootOf = {
+    {"input", "main.streams"},     {"output", "main.streams"},     {"rented", "main.channel"},
+    {"download", "main.download"}, {"reader", "main.requestBody"}, {"static", "main.staticBuffer"}};
 
 /// Dumps `program` (a build of go_holders) and returns the report of `analyze` with `args`, the
 /// manifest, and the go buffers of the report by their tag.
@@ -92,7 +91,7 @@ TEST_CASE("go holders: each array's holder by offset in its object, its path to 
     if (h["walker"] == "go")
       CHECK_THAT(h["facts"]["go_goroutines"].get<std::string>(),
                  Catch::Contains("with a live stack"));
-  REQUIRE(run.manifest.size() == 8 + 4 + 1 + 1);
+  REQUIRE(run.manifest.size() == 8 + 4 + 1 + 1 + 1);
   for (const json &m : run.manifest) {
     INFO(m.dump());
     const std::string tag = m["tag"];

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dumpsift {
@@ -23,6 +24,9 @@ struct DebugType {
     Struct,  // `members`
     Array,   // `count` elements of `target`
     Slice,   // Go's slice header: `members` array (a pointer to `target`), len, cap
+    /// Go's interface value (runtime.iface: an itab pointer, runtime.eface: a type descriptor
+    /// pointer; then the data word): its dynamic type is in the value, not in the DWARF
+    Interface,
   };
   struct Member {
     std::string name;
@@ -37,6 +41,9 @@ struct DebugType {
   std::vector<Member> members; // by offset
   /// True when a value of it holds a pointer (into memory another value of the model may lie in).
   bool has_pointers = false;
+  /// Go: the offset of its type descriptor from the module's runtime.types (DW_AT_GO_runtime_type),
+  /// what an interface value's type word points at; 0 when none.
+  uint64_t runtime_type = 0;
 };
 
 /// A global variable of the module, at its address in the process (the file's plus its bias).
@@ -50,6 +57,9 @@ struct DebugVariable {
 struct DebugTypes {
   std::vector<DebugType> types;
   std::vector<DebugVariable> variables; // by address
+  /// Go: every type with a runtime descriptor, as (DebugType::runtime_type, index), by the first:
+  /// the dynamic types an interface value may hold, whether a variable reaches them or not.
+  std::vector<std::pair<uint64_t, uint32_t>> runtime_types;
 
   /// Reads `file`'s .debug_info (none: an empty model). At most `max_types` types are kept: a
   /// type past them reads as Other. Fails when the file's DWARF cannot be opened.

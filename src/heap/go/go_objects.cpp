@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace dumpsift::golang {
 
@@ -17,9 +18,15 @@ namespace {
 
 using Kind = DebugType::Kind;
 
-constexpr uint64_t kMaxObjects = uint64_t(1) << 31; // objects of the spans the table covers
+constexpr uint64_t kMaxObjects = uint64_t(1) << 24; // objects a table of types covers (64 MB)
 constexpr unsigned kMaxNesting = 32;                // types inside types followed
 constexpr uint64_t kMaxArrayElements = 1u << 20;    // elements of one array value scanned
+// A type descriptor (runtime._type, abi.Type): its kind byte, whose bit 5 (kindDirectIface) says
+// an interface holds a value of it in its data word itself (a pointer-shaped type), not a pointer
+// to a copy. An itab's type descriptor is its second word. Go 1.19 to 1.26 alike.
+constexpr uint64_t kTypeKind = 23;
+constexpr uint8_t kDirectIface = 1 << 5;
+constexpr uint64_t kItabType = 8;
 
 /// An object of the heap: its start, size, where its data begins, and its number among the
 /// objects of the spans (for the finder's table of types).
@@ -119,6 +126,8 @@ private:
     types_ = std::move(*types);
     if (objects_ > kMaxObjects)
       return;
+    exe_ = exe.get();
+    types_base_ = exe->symbolAddress("runtime.types").value_or(0);
     types_of_.assign(objects_, kUntyped);
     for (const DebugVariable &v : types_.variables)
       if (v.type != DebugType::kNone && types_.types[v.type].has_pointers)
@@ -133,6 +142,7 @@ private:
       for (uint64_t i = 0; i < count; ++i)
         scanValue(object.data + i * size, type, 0);
     }
+    exe_ = nullptr;
     queue_ = {};
   }
 
@@ -161,9 +171,59 @@ private:
         scanValue(address + i * size, t.target, depth + 1);
       break;
     }
+    case Kind::Interface:
+      scanInterface(address, t.name == "runtime.iface", depth);
+      break;
     case Kind::Other:
       break;
     }
+  }
+
+  /// Follows an interface value at `address` (an iface when `itab`, else an eface) by its
+  /// dynamic type: the type descriptor its first word names (through the itab) is a DWARF type
+  /// by its offset from runtime.types; a pointer-shaped one is the data word itself, any other a
+  /// copy of the value the data word points at.
+  void scanInterface(uint64_t address, bool itab, unsigned depth) {
+    const std::optional<uint64_t> first = word(address);
+    const std::optional<uint64_t> data = memory_.readU64(address + 8);
+    if (!first || !*first || !data || !*data || !types_base_)
+      return;
+    const std::optional<uint64_t> descriptor = itab ? word(*first + kItabType) : first;
+    if (!descriptor || *descriptor < types_base_)
+      return;
+    const auto &known = types_.runtime_types;
+    auto it = std::lower_bound(known.begin(), known.end(),
+                               std::make_pair(*descriptor - types_base_, uint32_t(0)));
+    const std::optional<uint8_t> kind = byte(*descriptor + kTypeKind);
+    if (it == known.end() || it->first != *descriptor - types_base_ || !kind)
+      return;
+    if (*kind & kDirectIface)
+      scanValue(address + 8, it->second, depth + 1);
+    else
+      claim(*data, it->second, false);
+  }
+
+  /// The word at `address`: the dump's, else the executable's (its read-only data, which a core
+  /// does not hold: type descriptors, static itabs).
+  std::optional<uint64_t> word(uint64_t address) const {
+    if (std::optional<uint64_t> w = memory_.readU64(address))
+      return w;
+    const llvm::ArrayRef<uint8_t> bytes =
+        exe_ ? exe_->bytesAt(address, 8) : llvm::ArrayRef<uint8_t>();
+    if (bytes.size() != 8)
+      return std::nullopt;
+    uint64_t w;
+    std::memcpy(&w, bytes.data(), 8);
+    return w;
+  }
+
+  /// The byte at `address`, as word() reads.
+  std::optional<uint8_t> byte(uint64_t address) const {
+    if (std::optional<uint8_t> b = memory_.readU8(address))
+      return b;
+    const llvm::ArrayRef<uint8_t> bytes =
+        exe_ ? exe_->bytesAt(address, 1) : llvm::ArrayRef<uint8_t>();
+    return bytes.size() == 1 ? std::optional<uint8_t>(bytes[0]) : std::nullopt;
   }
 
   /// Gives the heap object starting (its data) at `p` the type `type` (as many values of it as
@@ -210,6 +270,9 @@ private:
         return ""; // padding
       return "." + m.name + memberPath(m.type, offset - m.offset, pointer, depth + 1);
     }
+    case Kind::Interface:
+      pointer = offset == 8; // its data word
+      return "";
     case Kind::Array: {
       const uint64_t size = t.target != DebugType::kNone ? types_.types[t.target].size : 0;
       if (!size || offset / size >= t.count)
@@ -229,8 +292,10 @@ private:
   uint64_t objects_ = 0;        // in all spans
   bool typed_once_ = false;
   DebugTypes types_;
-  std::vector<uint32_t> types_of_; // by object number: its type (| kArray), or kUntyped
-  std::vector<uint32_t> queue_;    // numbers of the typed objects not scanned yet
+  const ModuleFile *exe_ = nullptr; // while typing: the executable, for its read-only data
+  uint64_t types_base_ = 0;         // runtime.types in the process, 0 when unknown
+  std::vector<uint32_t> types_of_;  // by object number: its type (| kArray), or kUntyped
+  std::vector<uint32_t> queue_;     // numbers of the typed objects not scanned yet
 };
 
 } // namespace
