@@ -292,6 +292,7 @@ private:
     h.block_size = in->size;
     h.class_name = in->type.empty() ? llvm::StringRef() : strings_.save(in->type);
     h.field = in->field.empty() ? llvm::StringRef() : strings_.save(in->field);
+    h.is_static = in->is_static;
   }
 
   const AddressSpace &memory_;
@@ -568,8 +569,8 @@ namespace {
 /// array are alike, whatever their index).
 auto shapeOf(const Holder &h) {
   const llvm::StringRef field = h.field.startswith("[") ? "[]" : h.field;
-  return std::make_tuple(h.kind, h.class_name, field, h.module, h.symbol, h.walker, h.handle,
-                         h.thread, h.goroutine, h.register_name,
+  return std::make_tuple(h.kind, h.class_name, field, h.is_static, h.module, h.symbol, h.walker,
+                         h.handle, h.thread, h.goroutine, h.register_name,
                          h.kind == HolderKind::Heap && h.class_name.empty() ? h.block_size : 0);
 }
 
@@ -584,8 +585,8 @@ bool inFramework(llvm::StringRef type, const std::vector<llvm::StringRef> &names
 /// names no framework.
 const Holder *ownerOf(const BufferHolders &b) {
   for (const Holder &step : b.path) {
-    if (step.kind != HolderKind::Heap || step.class_name.empty())
-      return nullptr;
+    if (step.kind != HolderKind::Heap || step.class_name.empty() || step.is_static)
+      return nullptr; // a static is the path's root (pathRoot)
     const HeapWalker *walker = findHeapWalker(step.walker);
     if (!walker || walker->traits().framework_namespaces.empty())
       return nullptr;
@@ -596,6 +597,13 @@ const Holder *ownerOf(const BufferHolders &b) {
 }
 
 } // namespace
+
+const Holder &pathRoot(const BufferHolders &b) {
+  for (const Holder &step : b.path)
+    if (step.kind == HolderKind::Heap && step.is_static)
+      return step;
+  return b.path.back();
+}
 
 GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> members) {
   GroupHolders g;
@@ -615,7 +623,7 @@ GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> mem
         first = m;
     }
     if (b.verdict == Verdict::Anchored && !b.path.empty() && b.path_steps == b.path.size()) {
-      auto &[count, first] = root_shapes[shapeOf(b.path.back())];
+      auto &[count, first] = root_shapes[shapeOf(pathRoot(b))];
       if (count++ == 0)
         first = m;
     }
@@ -644,7 +652,7 @@ GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> mem
   }
   if (auto best = commonest(root_shapes); best != root_shapes.end()) {
     g.rooted_alike = best->second.first;
-    g.root = holders.buffers[best->second.second].path.back();
+    g.root = pathRoot(holders.buffers[best->second.second]);
   }
   if (auto best = commonest(owner_shapes);
       best != owner_shapes.end() && !(g.holder && shapeOf(*g.holder) == best->first)) {

@@ -16,6 +16,8 @@ std::string holderWords(const Holder &h, bool with_offset) {
   const std::string offset = with_offset ? "+" + hexAddress(h.offset()) + " of " : "";
   switch (h.kind) {
   case HolderKind::Heap:
+    if (h.is_static && !h.class_name.empty() && !h.field.empty())
+      return "static `" + h.class_name.str() + "." + h.field.str() + "`";
     if (!h.class_name.empty() && h.field.startswith("["))
       return "elements of `" + h.class_name.str() + "` arrays";
     if (!h.class_name.empty() && !h.field.empty())
@@ -160,9 +162,8 @@ std::string holdersSentence(const GroupHolders &s) {
     text = "nothing holds " + std::string(s.members == 1 ? "it" : "them");
   if (s.owner)
     text += ", owned by " + holderWords(*s.owner, false);
-  // A root that is the holder itself (a global, a stack, a register) is not said twice.
-  if (s.root && !(s.holder && s.holder->kind != HolderKind::Heap &&
-                  holderWords(*s.holder, false) == holderWords(*s.root, false)))
+  // A root that is the holder itself (a global, a stack, a register, a static) is not said twice.
+  if (s.root && !(s.holder && holderWords(*s.holder, false) == holderWords(*s.root, false)))
     text += ", anchored from " + holderWords(*s.root, false);
   std::string verdicts;
   for (const auto &[verdict, count] : s.verdicts)
@@ -177,7 +178,9 @@ std::string bufferHoldersSentence(const BufferHolders &b) {
     return b.verdict == Verdict::Unreferenced ? text + ": nothing points at it" : text;
   const Holder &first = b.holders.front();
   text += ": held by ";
-  if (first.kind == HolderKind::Heap && !first.class_name.empty() && !first.field.empty())
+  if (first.is_static && !first.class_name.empty() && !first.field.empty())
+    text += holderWords(first, false) + " (in the object at " + hexAddress(first.block) + ")";
+  else if (first.kind == HolderKind::Heap && !first.class_name.empty() && !first.field.empty())
     text += (first.field.startswith("[")
                  ? "element " + first.field.str() + " of a `" + first.class_name.str() + "`"
                  : "`" + first.class_name.str() + "." + first.field.str() + "` of the object") +
@@ -192,8 +195,8 @@ std::string bufferHoldersSentence(const BufferHolders &b) {
   if (b.references > 1)
     text += " (" + std::to_string(b.references) + " references)";
   if (b.verdict == Verdict::Anchored && !b.path.empty() &&
-      holderWords(b.path.back(), false) != holderWords(first, false))
-    text += ", anchored from " + holderWords(b.path.back(), false) + " in " +
+      holderWords(pathRoot(b), false) != holderWords(first, false))
+    text += ", anchored from " + holderWords(pathRoot(b), false) + " in " +
             std::to_string(b.path_steps) + (b.path_complete ? "" : "+") +
             (b.path_steps == 1 ? " step" : " steps");
   return text;

@@ -32,6 +32,8 @@ Json holderJson(const Holder &h) {
       j["class"] = h.class_name.str();
     if (!h.field.empty())
       j["field"] = h.field.str();
+    if (h.is_static)
+      j["static"] = true;
     break;
   case HolderKind::Stack:
     if (h.goroutine)

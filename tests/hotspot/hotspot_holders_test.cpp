@@ -110,7 +110,7 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
         CHECK(path[i]["kind"] == "heap");
         CHECK(path[i]["allocator"] == "hotspot");
         if (path[i].value("class", "") == "Holders" &&
-            path[i].value("field", "") == statics.at(role))
+            path[i].value("field", "") == statics.at(role) && path[i].value("static", false))
           ++through_static;
         // Each step holds the one before it.
         if (i > 0)
@@ -148,10 +148,15 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
              Catch::Contains("4 of 4 held in elements of `java.lang.Object[]`"));
   // The first object outside java.* on the paths: the program's owner of the buffers.
   CHECK_THAT(summaries["holders:rented"], Catch::Contains("owned by `Holders$Channel.rented`"));
+  // The static each path passes is its root, as a heap analyzer's static GC roots.
+  CHECK_THAT(summaries["holders:rented"],
+             Catch::Contains("anchored from static `Holders.channel`"));
   CHECK_THAT(summaries["holders:download"],
-             Catch::Contains("1 of 1 held in `java.io.ByteArrayOutputStream.buf`, owned by "
-                             "`Holders.download`"));
+             Catch::Contains("1 of 1 held in `java.io.ByteArrayOutputStream.buf`, anchored from "
+                             "static `Holders.download`"));
+  CHECK_THAT(summaries["holders:input"], Catch::Contains("anchored from static `Holders.streams`"));
   CHECK_THAT(summaries["holders:input"], !Catch::Contains("owned by"));
+  CHECK_THAT(summaries["holders:static"], Catch::Contains("static `Holders.staticBuffer`"));
   CHECK_THAT(summaries["holders:dropped"], Catch::Contains("nothing holds them"));
 
   // No Java array is held by the VM's own records: outside the Java heap, only Java threads'

@@ -88,6 +88,10 @@ struct HeldIn {
   /// False when the runtime's metadata says the word holds no reference: an int field, a
   /// primitive array's element, an object's header (its bits merely look like an address).
   bool reference = true;
+  /// True when the word is a static field of `type` (HotSpot: in its class's mirror; CoreCLR:
+  /// an element of its module's statics array): a root of the runtime, as a heap analyzer's
+  /// "static" GC roots.
+  bool is_static = false;
 };
 
 /// What a managed runtime's walker keeps of its heap for the holders pass: which of its objects

@@ -156,6 +156,9 @@ struct Holder {
   /// Other, Global: the kind of runtime handle whose slot the word is ("gc-handle",
   /// "oop-handle": HeapWalkResult::handles), with `walker` the runtime's; "" when none.
   llvm::StringRef handle;
+  /// Heap: the word is a static field, `class_name` its class (HeldIn::is_static): the root a
+  /// group's summary names ("anchored from static `Holders.channel`").
+  bool is_static = false;
 
   uint64_t offset() const { return slot - block; }
 };
@@ -246,6 +249,11 @@ struct GroupHolders {
   std::optional<Holder> owner;
   uint64_t owned_alike = 0; // members whose path has that owner's shape
 };
+
+/// The root of `b`'s path as a reader names it (its path must not be empty): the static field
+/// nearest the buffer on it (Holder::is_static: a runtime's statics are its roots, whatever
+/// handle or table keeps them), else the path's last step.
+const Holder &pathRoot(const BufferHolders &b);
 
 /// Summarises `holders.buffers[i]` for every i in `members`.
 GroupHolders summarizeHolders(const Holders &holders, llvm::ArrayRef<size_t> members);

@@ -135,6 +135,7 @@ private:
           if (auto field = fieldAt(*mirrored, offset, true)) {
             h.type = className(*mirrored);
             take(field);
+            h.is_static = !h.field.empty();
             break;
           }
       take(fieldAt(o.klass, offset, false));

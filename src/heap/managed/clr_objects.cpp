@@ -196,8 +196,10 @@ private:
         const EcmaMetadata *md = module ? metadataOf(*module) : nullptr;
         h.type = typeName(class_table);
         h.field = md ? md->fieldName(rid) : "";
+        h.is_static = true;
         if (!h.type.empty() && !h.field.empty())
           return h;
+        h.is_static = false;
         h.type = typeName(mt);
         h.field.clear();
       }
