@@ -1,10 +1,13 @@
 // The DWARF type model of a module file (debug_types.h), read with LLVM's DWARFContext.
 #include "dumpsift/dump/debug_types.h"
 
+#include "dumpsift/support/error.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/DWARF/DWARFDie.h"
 #include "llvm/DebugInfo/DWARF/DWARFFormValue.h"
+#include "llvm/Object/Decompressor.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Endian.h"
 
@@ -22,6 +25,10 @@ constexpr uint64_t kGoKindSlice = 23;          // reflect.Slice, in DW_AT_GO_kin
 constexpr unsigned kMaxPointerPasses = 64;     // passes deciding has_pointers (nesting depth)
 constexpr uint8_t kOpAddr = dwarf::DW_OP_addr; // a location that is one address
 constexpr size_t kAddrLocation = 1 + 8;        // DW_OP_addr and its 8-byte operand
+// A compressed debug section says how many bytes it decompresses to, and LLVM allocates them at
+// once: zlib expands at most about 1032 times, so a claim past that, or past 1 GiB, is refused.
+constexpr uint64_t kMaxExpansion = 1100;
+constexpr uint64_t kMaxDebugSection = uint64_t(1) << 30;
 
 /// Go's DW_AT_GO_runtime_type of `die` (written as an address, DW_FORM_addr), 0 when none.
 uint64_t goRuntimeType(DWARFDie die) {
@@ -171,6 +178,46 @@ private:
   std::vector<std::pair<DWARFDie, uint32_t>> pending_;
 };
 
+/// The size the compressed section `section` of `object` claims to decompress to (its
+/// Elf32/64_Chdr's ch_size, or the big-endian size after "ZLIB" of a .zdebug section); 0 when it
+/// is too short to say.
+uint64_t claimedSize(const llvm::object::ObjectFile &object, llvm::StringRef name,
+                     llvm::StringRef contents) {
+  namespace endian = llvm::support::endian;
+  const auto *data = reinterpret_cast<const uint8_t *>(contents.data());
+  if (llvm::object::Decompressor::isGnuStyle(name))
+    return contents.size() >= 12 ? endian::read64be(data + 4) : 0;
+  const bool little = object.isLittleEndian();
+  if (object.getBytesInAddress() == 8) // Elf64_Chdr: ch_type, ch_reserved, ch_size
+    return contents.size() >= 24
+               ? (little ? endian::read64le(data + 8) : endian::read64be(data + 8))
+               : 0;
+  return contents.size() >= 12 ? (little ? endian::read32le(data + 4) : endian::read32be(data + 4))
+                               : 0;
+}
+
+/// An error naming the first compressed debug section of `object` that claims more bytes than
+/// its compressed bytes can give (kMaxExpansion) or than kMaxDebugSection; success otherwise.
+llvm::Error checkCompressedSections(const llvm::object::ObjectFile &object,
+                                    const std::string &path) {
+  for (const llvm::object::SectionRef &section : object.sections()) {
+    if (!llvm::object::Decompressor::isCompressed(section))
+      continue;
+    llvm::Expected<llvm::StringRef> name = section.getName();
+    llvm::Expected<llvm::StringRef> contents = section.getContents();
+    if (!name || !contents) {
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    const uint64_t claimed = claimedSize(object, *name, *contents);
+    if (claimed > kMaxDebugSection || claimed / kMaxExpansion > contents->size())
+      return createError(path + ": debug section " + *name + " claims " + llvm::Twine(claimed) +
+                         " bytes from " + llvm::Twine(contents->size()) + " compressed");
+  }
+  return llvm::Error::success();
+}
+
 /// The address a variable's location names when it is one DW_OP_addr, else nullopt.
 std::optional<uint64_t> staticAddress(DWARFDie variable) {
   const llvm::Optional<llvm::DWARFFormValue> location = variable.find(dwarf::DW_AT_location);
@@ -189,6 +236,8 @@ llvm::Expected<DebugTypes> DebugTypes::read(const ModuleFile &file, size_t max_t
       llvm::object::ObjectFile::createObjectFile(file.contents());
   if (!object)
     return object.takeError();
+  if (llvm::Error e = checkCompressedSections(**object, file.path()))
+    return llvm::Expected<DebugTypes>(std::move(e));
   // Damage inside the debug info leaves out what it touches; it is not printed.
   auto ignore = [](llvm::Error e) { llvm::consumeError(std::move(e)); };
   std::unique_ptr<llvm::DWARFContext> context = llvm::DWARFContext::create(

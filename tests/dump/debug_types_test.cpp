@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 using namespace dumpsift;
 using namespace dumpsift::test;
@@ -119,4 +121,80 @@ TEST_CASE("debug types: a stripped program has none") {
     return;
   CHECK(model.variables.empty());
   CHECK(model.types.empty());
+}
+
+namespace {
+
+/// The file offset, size and flags of section `name` of the ELF64 little-endian file `bytes`
+/// (its section headers read here, apart from the dump layer's reader); nullopt when absent.
+struct SectionPlace {
+  uint64_t offset = 0, size = 0, flags = 0;
+};
+std::optional<SectionPlace> sectionOf(const std::vector<uint8_t> &bytes, const std::string &name) {
+  auto u16 = [&](uint64_t at) { return uint64_t(bytes.at(at)) | uint64_t(bytes.at(at + 1)) << 8; };
+  auto u32 = [&](uint64_t at) { return u16(at) | u16(at + 2) << 16; };
+  auto u64 = [&](uint64_t at) { return u32(at) | u32(at + 4) << 32; };
+  const uint64_t headers = u64(0x28), entry = u16(0x3A), count = u16(0x3C), names = u16(0x3E);
+  const uint64_t strings = u64(headers + names * entry + 24);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t h = headers + i * entry;
+    std::string found;
+    for (uint64_t at = strings + u32(h); bytes.at(at) != 0; ++at)
+      found += char(bytes[at]);
+    if (found == name)
+      return SectionPlace{u64(h + 24), u64(h + 32), u64(h + 8)};
+  }
+  return std::nullopt;
+}
+
+/// DebugTypes::read of `bytes` written to a file of the scratch directory `dir`.
+llvm::Expected<DebugTypes> readWritten(const std::string &dir, const std::string &name,
+                                       const std::vector<uint8_t> &bytes) {
+  const std::string path = dir + "/" + name;
+  writeFileBytes(path, bytes);
+  Snapshot empty;
+  AddressSpace memory(empty);
+  OpenedModuleFile opened = openModuleFile(memory, Module{}, path, /*named=*/true);
+  REQUIRE(opened.problem == ModuleFileProblem::None);
+  return DebugTypes::read(*opened.file);
+}
+
+} // namespace
+
+TEST_CASE("debug types: a compressed section claiming more than zlib can give is refused, and "
+          "damaged compressed bytes are read without harm") {
+  const std::string program = fixtureProgram("go/go_holders");
+  if (!availableOrSkipped(std::filesystem::exists(program),
+                          program + " was not built (no Go toolchain when CMake ran: run "
+                                    "scripts/setup.sh --tests)"))
+    return;
+  const std::vector<uint8_t> bytes = readFileBytes(program);
+  const std::optional<SectionPlace> info = sectionOf(bytes, ".debug_info");
+  REQUIRE(info);
+  REQUIRE((info->flags & 0x800) != 0); // SHF_COMPRESSED: Go compresses its DWARF
+  REQUIRE(info->size > 24);
+  const std::string dir = scratchDir("debug_types_hostile");
+
+  // Its Elf64_Chdr claims 2^40 bytes: refused before anything is allocated for them.
+  std::vector<uint8_t> huge = bytes;
+  for (unsigned i = 0; i < 8; ++i)
+    huge[info->offset + 8 + i] = uint8_t((uint64_t(1) << 40) >> (8 * i));
+  llvm::Expected<DebugTypes> refused = readWritten(dir, "huge", huge);
+  REQUIRE_FALSE(static_cast<bool>(refused));
+  const std::string why = llvm::toString(refused.takeError());
+  CHECK_THAT(why, Catch::Contains("debug section .debug_info claims 1099511627776 bytes"));
+
+  // Its compressed bytes scrambled: whatever the reader makes of them, it returns.
+  std::vector<uint8_t> scrambled = bytes;
+  uint32_t state = 12345;
+  for (uint64_t at = info->offset + 24; at < info->offset + info->size; ++at) {
+    state = state * 1103515245u + 12345u;
+    scrambled[at] = uint8_t(state >> 16);
+  }
+  llvm::Expected<DebugTypes> damaged = readWritten(dir, "scrambled", scrambled);
+  if (damaged)
+    CHECK(damaged->variables.empty()); // no .debug_info to read them from
+  else
+    llvm::consumeError(damaged.takeError());
+  std::filesystem::remove_all(dir);
 }

@@ -2,9 +2,9 @@
 // heap object carries no type, but the program's globals do (DW_TAG_variable with its address and
 // type): from each, every pointer whose DWARF type is *T, and every slice of T, that points at the
 // start of a heap object makes that object a T (or an array of them), whose own typed pointers go
-// on, as a debugger types what a variable reaches. An object no typed pointer reaches from a
-// global (only from a goroutine's frame, or through an interface or unsafe.Pointer) stays
-// unnamed. See docs/heap-go.md, "Holders".
+// on, as a debugger types what a variable reaches; an interface value goes on by its dynamic
+// type. An object no typed pointer reaches from a global (only from a goroutine's frame, or
+// through an unsafe.Pointer) stays unnamed. See docs/heap-go.md, "Holders".
 #include "dumpsift/dump/debug_types.h"
 #include "go_heap.h"
 
@@ -114,6 +114,8 @@ private:
   /// Reads the executable's DWARF and types every object its globals reach. Without a usable
   /// executable or DWARF (a stripped build) nothing is typed.
   void typeObjects() {
+    if (objects_ > kMaxObjects)
+      return;
     std::string source, why;
     const std::unique_ptr<ModuleFile> exe = openExecutable(memory_, source, why, nullptr);
     if (!exe)
@@ -124,8 +126,6 @@ private:
       return;
     }
     types_ = std::move(*types);
-    if (objects_ > kMaxObjects)
-      return;
     exe_ = exe.get();
     types_base_ = exe->symbolAddress("runtime.types").value_or(0);
     types_of_.assign(objects_, kUntyped);
