@@ -239,6 +239,7 @@ public:
         h.thread = snap.threads[where].tid;
       else if (where - snap.threads.size() < runtime_stacks_.size())
         h.goroutine = runtime_stacks_[where - snap.threads.size()].arena;
+      nameFrame(h);
       break;
     case HolderKind::Global:
       if (where < snap.modules.size()) {
@@ -268,6 +269,19 @@ public:
   }
 
 private:
+  /// Sets h.function when a walker told apart the frame of the stack that holds h.slot.
+  void nameFrame(Holder &h) {
+    for (const HeapWalkResult &heap : heaps_) {
+      const std::vector<HeapArea> &frames = heap.stack_frames;
+      auto it = std::upper_bound(frames.begin(), frames.end(), h.slot,
+                                 [](uint64_t s, const HeapArea &a) { return s < a.start; });
+      if (it != frames.begin() && h.slot - std::prev(it)->start < std::prev(it)->size) {
+        h.function = strings_.save(std::prev(it)->kind);
+        return;
+      }
+    }
+  }
+
   /// Sets h.handle and h.walker when h.slot is a slot of a runtime's handle (a GC handle, an
   /// OopStorage slot): what keeps the object alive is then that handle.
   void nameHandle(Holder &h) {
@@ -570,7 +584,7 @@ namespace {
 auto shapeOf(const Holder &h) {
   const llvm::StringRef field = h.field.startswith("[") ? "[]" : h.field;
   return std::make_tuple(h.kind, h.class_name, field, h.is_static, h.module, h.symbol, h.walker,
-                         h.handle, h.thread, h.goroutine, h.register_name,
+                         h.handle, h.thread, h.goroutine, h.function, h.register_name,
                          h.kind == HolderKind::Heap && h.class_name.empty() ? h.block_size : 0);
 }
 

@@ -28,8 +28,9 @@ std::string holderWords(const Holder &h, bool with_offset) {
       return offset + std::to_string(h.block_size) + "-byte allocations";
     return "objects of the " + h.walker.str() + " heap it does not list";
   case HolderKind::Stack:
-    return h.goroutine ? "the stack of goroutine " + std::to_string(h.goroutine)
-                       : "the stack of thread " + std::to_string(h.thread);
+    return (h.goroutine ? "the stack of goroutine " + std::to_string(h.goroutine)
+                        : "the stack of thread " + std::to_string(h.thread)) +
+           (h.function.empty() ? "" : ", in `" + h.function.str() + "`");
   case HolderKind::Register:
     return "register " + h.register_name.str() + " of thread " + std::to_string(h.thread);
   case HolderKind::Global:

@@ -40,6 +40,8 @@ Json holderJson(const Holder &h) {
       j["goroutine"] = h.goroutine;
     else
       j["thread"] = h.thread;
+    if (!h.function.empty())
+      j["function"] = h.function.str();
     break;
   case HolderKind::Register:
     j["thread"] = h.thread;

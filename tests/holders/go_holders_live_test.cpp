@@ -157,10 +157,15 @@ TEST_CASE("go holders: each array's holder by offset in its object, its path to 
     INFO(b.dump());
     CHECK(b["verdict"] == "anchored");
     REQUIRE_FALSE(b["holders"].empty());
+    bool in_sleeper = false;
     for (const json &h : b["holders"]) {
       CHECK(h["kind"] == "stack");
       CHECK(h.value("goroutine", 0) > 1); // not main's
+      // The frame that holds it, told apart along the parked goroutine's frame pointers.
+      CHECK_FALSE(h.value("function", "").empty());
+      in_sleeper |= h.value("function", "") == "main.sleeper";
     }
+    CHECK(in_sleeper);
   }
   // Made after the last collection and dropped: nothing points at them. (Now and then the
   // runtime frees one before the dump, GC disabled or not: its pages are free then.)

@@ -164,6 +164,10 @@ struct HeapWalkResult {
   /// stack pointer it saved up to its top, `arena` naming it (the goroutine's id). By start. The
   /// holders pass reads their words as stack roots.
   std::vector<HeapArea> live_stacks;
+  /// The frames of live_stacks the walker could tell apart, by start, not overlapping: each
+  /// function's part of a stack, [start, start + size), `kind` the function's name
+  /// ("main.sleeper"), `arena` the goroutine's id. A word of one is a local of that function.
+  std::vector<HeapArea> stack_frames;
   /// Set by a walker that lists every object of its areas this time although its listing is
   /// Partial (Go, when it read every goroutine's live stack): a word of its areas outside its
   /// blocks and outside live_stacks is then no reference (dead stack, free memory).

@@ -147,6 +147,9 @@ struct Holder {
   /// Stack: the goroutine whose stack it is (its id), 0 for a thread's stack
   /// (HeapWalkResult::live_stacks).
   uint64_t goroutine = 0;
+  /// Stack: the function whose frame holds the word, where the walker told the stack's frames
+  /// apart (HeapWalkResult::stack_frames: "main.sleeper"); "" when unknown.
+  llvm::StringRef function;
   llvm::StringRef register_name; // Register
   /// Global: the module's file name and the symbol that holds the word (demangled; "" when none
   /// is known: then symbol_offset is from the module's start).

@@ -49,27 +49,16 @@ std::unique_ptr<ModuleFile> openExecutable(const AddressSpace &memory, std::stri
   return nullptr;
 }
 
-std::vector<std::optional<uint64_t>> executableSymbols(const AddressSpace &memory,
-                                                       llvm::ArrayRef<llvm::StringRef> symbols,
-                                                       std::string &source, std::string &why,
-                                                       Diagnostics &diags) {
-  std::vector<std::optional<uint64_t>> found(symbols.size());
-  const std::unique_ptr<ModuleFile> file = openExecutable(memory, source, why, &diags);
-  if (!file)
-    return found;
-  bool said = false;
-  for (size_t i = 0; i < symbols.size(); ++i) {
-    found[i] = file->symbolAddress(symbols[i]);
-    if (!found[i] && !std::exchange(said, true))
-      why = "executable " + file->path() + " has no symbol " + symbols[i].str() + " (stripped)";
-  }
-  return found;
-}
-
 std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::StringRef symbol,
                                          std::string &source, std::string &why,
                                          Diagnostics &diags) {
-  return executableSymbols(memory, {symbol}, source, why, diags).front();
+  const std::unique_ptr<ModuleFile> file = openExecutable(memory, source, why, &diags);
+  if (!file)
+    return std::nullopt;
+  std::optional<uint64_t> found = file->symbolAddress(symbol);
+  if (!found)
+    why = "executable " + file->path() + " has no symbol " + symbol.str() + " (stripped)";
+  return found;
 }
 
 } // namespace dumpsift::golang

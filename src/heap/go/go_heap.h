@@ -82,13 +82,6 @@ llvm::Expected<HeapRoots> findHeap(const AddressSpace &memory, Diagnostics &diag
 std::optional<uint64_t> executableSymbol(const AddressSpace &memory, llvm::StringRef symbol,
                                          std::string &source, std::string &why, Diagnostics &diags);
 
-/// The addresses of `symbols`, as executableSymbol gives one, the file opened once: each empty
-/// when it has none (`why` says why the first one missing is).
-std::vector<std::optional<uint64_t>> executableSymbols(const AddressSpace &memory,
-                                                       llvm::ArrayRef<llvm::StringRef> symbols,
-                                                       std::string &source, std::string &why,
-                                                       Diagnostics &diags);
-
 /// The executable's file when it is on this machine and is the build that ran (see findHeap for
 /// which file), else nullptr with the reason in `why`; `source` names the file used. A file
 /// whose build ID differs from the dump's, or a file the user named that is missing, is a

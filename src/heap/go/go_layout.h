@@ -81,6 +81,9 @@ constexpr std::array<Layout, 4> kLayouts = {{
 struct GoroutineLayout {
   unsigned first_minor, last_minor;
   unsigned stack_lo, stack_hi, sched_sp, syscall_sp, status, goid;
+  /// The pc and frame pointer it saved with sched_sp (gobuf.pc, gobuf.bp): where a parked
+  /// goroutine's chain of frames starts.
+  unsigned sched_pc, sched_bp;
   unsigned size; // bytes read per g (covers every field above)
   /// A P's page cache (`p.pcache.base`, runtime.allp's elements): the address of pages the P
   /// may allocate from, which the last large object freed or still holds. Bookkeeping.
@@ -89,8 +92,10 @@ struct GoroutineLayout {
   /// (`m.alllink`, from runtime.allm).
   unsigned m_g0, m_gsignal, m_alllink;
 };
-constexpr GoroutineLayout kGoroutine119 = {19,   19,   0x00, 0x08, 0x38, 0x70, 0x90,
-                                           0x98, 0xa0, 0x48, 0x00, 0x50, 0x150};
+constexpr GoroutineLayout kGoroutine119 = {19,   19,   0x00, 0x08, 0x38, 0x70, 0x90, 0x98,
+                                           0x40, 0x68, 0xa0, 0x48, 0x00, 0x50, 0x150};
+/// Frames followed up one goroutine's chain of frame pointers at most.
+constexpr unsigned kMostFrames = 1u << 12;
 /// Ms followed along runtime.allm at most.
 constexpr unsigned kMostMs = 1u << 16;
 

@@ -325,6 +325,29 @@ private:
   std::vector<ObjectSpan> object_spans_;
 };
 
+/// Appends the frames of one goroutine's live stack [sp, hi) to `frames`, from the pc, stack
+/// pointer and frame pointer it saved: on amd64 each Go function keeps its caller's frame pointer
+/// at its own (the return address above it), so its frame is [sp, bp + 16), its caller's pc is at
+/// bp + 8 and its caller's frame pointer at bp. Each frame is named by the executable's function
+/// symbol at its pc (the return address less one, which lies in the call). Stops at a frame
+/// pointer outside the stack or not above the frame's start; the last frame runs to `hi`.
+void addFrames(const AddressSpace &memory, const ModuleFile &exe, uint64_t pc, uint64_t sp,
+               uint64_t bp, uint64_t hi, uint64_t goroutine, std::vector<HeapArea> &frames) {
+  for (unsigned n = 0; n < kMostFrames && pc && sp < hi; ++n) {
+    const bool chained = bp >= sp && bp < hi - 16;
+    const uint64_t end = chained ? bp + 16 : hi;
+    if (const std::optional<ModuleSymbol> function = exe.symbolAt(pc - 1, /*functions=*/true);
+        function && function->function)
+      frames.push_back({function->name.str(), sp, end - sp, goroutine});
+    if (!chained)
+      return;
+    pc = memory.readU64(bp + 8).value_or(0);
+    const uint64_t caller_bp = memory.readU64(bp).value_or(0);
+    sp = end;
+    bp = caller_bp;
+  }
+}
+
 /// The live part of each goroutine's stack, from runtime.allgs (a symbol of the executable, which
 /// `roots` found mheap_ by): [the stack pointer it saved, or its thread's when it runs, its
 /// stack's top), its goroutine's id in `arena`. Sets result.live_stacks and
@@ -341,11 +364,14 @@ void readGoroutines(const AddressSpace &memory, const HeapRoots &roots, HeapWalk
   if (!roots.mheap)
     return why_not("no symbols");
   std::string source, why;
-  const std::vector<std::optional<uint64_t>> symbols = executableSymbols(
-      memory, {"runtime.allgs", "runtime.allp", "runtime.allm"}, source, why, diags);
-  const std::optional<uint64_t> &allgs = symbols[0], &allp = symbols[1], &allm = symbols[2];
-  if (!allgs)
+  const std::unique_ptr<ModuleFile> exe = openExecutable(memory, source, why, &diags);
+  if (!exe)
     return why_not(why);
+  const std::optional<uint64_t> allgs = exe->symbolAddress("runtime.allgs"),
+                                allp = exe->symbolAddress("runtime.allp"),
+                                allm = exe->symbolAddress("runtime.allm");
+  if (!allgs)
+    return why_not("executable " + exe->path() + " has no symbol runtime.allgs (stripped)");
   const uint8_t *head = memory.tryView(*allgs, 16);
   if (!head)
     return why_not("runtime.allgs not in the dump");
@@ -381,10 +407,17 @@ void readGoroutines(const AddressSpace &memory, const HeapRoots &roots, HeapWalk
     }
     if (sp < lo || sp > hi)
       sp = lo;
-    if (sp < hi)
-      result.live_stacks.push_back({"goroutine", sp, hi - sp, read64le(p + g.goid)});
+    if (sp >= hi)
+      continue;
+    result.live_stacks.push_back({"goroutine", sp, hi - sp, read64le(p + g.goid)});
+    // A parked goroutine's frames, from the pc and frame pointer it saved with its stack pointer.
+    if (status != kGoroutineRunning && status != kGoroutineSyscall)
+      addFrames(memory, *exe, read64le(p + g.sched_pc), sp, read64le(p + g.sched_bp), hi,
+                read64le(p + g.goid), result.stack_frames);
   }
   std::sort(result.live_stacks.begin(), result.live_stacks.end(),
+            [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  std::sort(result.stack_frames.begin(), result.stack_frames.end(),
             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
   result.every_object_listed = unreadable == 0;
   // The threads' own stacks run the scheduler (g0): a Go object is held from a goroutine's.
