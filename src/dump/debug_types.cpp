@@ -244,37 +244,31 @@ llvm::Expected<DebugTypes> DebugTypes::read(const ModuleFile &file, size_t max_t
       **object, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr, "", ignore, ignore);
   DebugTypes out;
   ModelBuilder builder(out, max_types);
-  for (const std::unique_ptr<llvm::DWARFUnit> &unit : context->compile_units()) {
-    for (DWARFDie die : unit->getUnitDIE(/*ExtractUnitDIEOnly=*/false).children()) {
-      if (die.getTag() != dwarf::DW_TAG_variable)
-        continue;
-      const std::optional<uint64_t> address = staticAddress(die);
-      const char *name = die.getName(llvm::DINameKind::LinkageName);
-      if (!address || !name || *address == 0)
-        continue;
-      DebugVariable v;
-      v.name = name;
-      v.address = *address + file.bias();
-      v.type = builder.indexOf(die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
-      out.variables.push_back(std::move(v));
-    }
-    builder.fillPending();
-  }
-  // Go: every type with a runtime descriptor, for the dynamic types of interface values.
+  // One pass over each unit's entries: the variables at one address (globals, and a function's
+  // static locals), and, for Go, every type with a runtime descriptor (the dynamic types of
+  // interface values).
   for (const std::unique_ptr<llvm::DWARFUnit> &unit : context->compile_units()) {
     for (const llvm::DWARFDebugInfoEntry &entry : unit->dies()) {
       const DWARFDie die(unit.get(), &entry);
       const dwarf::Tag tag = die.getTag();
-      if (tag != dwarf::DW_TAG_structure_type && tag != dwarf::DW_TAG_pointer_type &&
-          tag != dwarf::DW_TAG_array_type && tag != dwarf::DW_TAG_typedef &&
-          tag != dwarf::DW_TAG_base_type)
-        continue;
-      const uint64_t runtime_type = goRuntimeType(die);
-      if (runtime_type == 0)
-        continue;
-      const uint32_t index = builder.indexOf(die);
-      if (index != DebugType::kNone)
-        out.runtime_types.push_back({runtime_type, index});
+      if (tag == dwarf::DW_TAG_variable) {
+        const std::optional<uint64_t> address = staticAddress(die);
+        const char *name = die.getName(llvm::DINameKind::LinkageName);
+        if (!address || !name || *address == 0)
+          continue;
+        DebugVariable v;
+        v.name = name;
+        v.address = *address + file.bias();
+        v.type = builder.indexOf(die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type));
+        out.variables.push_back(std::move(v));
+      } else if (tag == dwarf::DW_TAG_structure_type || tag == dwarf::DW_TAG_pointer_type ||
+                 tag == dwarf::DW_TAG_array_type || tag == dwarf::DW_TAG_typedef ||
+                 tag == dwarf::DW_TAG_base_type) {
+        const uint64_t runtime_type = goRuntimeType(die);
+        const uint32_t index = runtime_type ? builder.indexOf(die) : DebugType::kNone;
+        if (index != DebugType::kNone)
+          out.runtime_types.push_back({runtime_type, index});
+      }
     }
     builder.fillPending();
   }

@@ -8,9 +8,10 @@
 #include "dumpsift/dump/debug_types.h"
 #include "go_heap.h"
 
+#include "llvm/Support/Endian.h"
+
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 namespace dumpsift::golang {
 
@@ -203,26 +204,21 @@ private:
       claim(*data, it->second, false);
   }
 
-  /// The word at `address`: the dump's, else the executable's (its read-only data, which a core
-  /// does not hold: type descriptors, static itabs).
-  std::optional<uint64_t> word(uint64_t address) const {
-    if (std::optional<uint64_t> w = memory_.readU64(address))
-      return w;
-    const llvm::ArrayRef<uint8_t> bytes =
-        exe_ ? exe_->bytesAt(address, 8) : llvm::ArrayRef<uint8_t>();
-    if (bytes.size() != 8)
-      return std::nullopt;
-    uint64_t w;
-    std::memcpy(&w, bytes.data(), 8);
-    return w;
+  /// The bytes [address, address + len): the dump's, else the executable's (its read-only data,
+  /// which a core does not hold: type descriptors, static itabs); empty when neither holds them.
+  llvm::ArrayRef<uint8_t> bytesAt(uint64_t address, uint64_t len) const {
+    if (const uint8_t *p = memory_.tryView(address, len))
+      return llvm::ArrayRef<uint8_t>(p, len);
+    return exe_ ? exe_->bytesAt(address, len) : llvm::ArrayRef<uint8_t>();
   }
-
-  /// The byte at `address`, as word() reads.
+  std::optional<uint64_t> word(uint64_t address) const {
+    const llvm::ArrayRef<uint8_t> bytes = bytesAt(address, 8);
+    return bytes.size() == 8
+               ? std::optional<uint64_t>(llvm::support::endian::read64le(bytes.data()))
+               : std::nullopt;
+  }
   std::optional<uint8_t> byte(uint64_t address) const {
-    if (std::optional<uint8_t> b = memory_.readU8(address))
-      return b;
-    const llvm::ArrayRef<uint8_t> bytes =
-        exe_ ? exe_->bytesAt(address, 1) : llvm::ArrayRef<uint8_t>();
+    const llvm::ArrayRef<uint8_t> bytes = bytesAt(address, 1);
     return bytes.size() == 1 ? std::optional<uint8_t>(bytes[0]) : std::nullopt;
   }
 
