@@ -196,8 +196,9 @@ public:
       h.walker = strings_.save(heaps_[heap].walker);
     if (heap < heaps_.size() && heaps_[heap].objects)
       nameObject(h, *heaps_[heap].objects);
-    else
+    else if (!nameStatic(h))
       h.class_name = names_.classOf(h.block);
+    nameHandle(h, /*set_walker=*/false); // a runtime's handles in another allocator's block (Mono)
     return h;
   }
 
@@ -282,18 +283,36 @@ private:
     }
   }
 
-  /// Sets h.handle and h.walker when h.slot is a slot of a runtime's handle (a GC handle, an
-  /// OopStorage slot): what keeps the object alive is then that handle.
-  void nameHandle(Holder &h) {
+  /// Sets h.handle, and h.walker with `set_walker`, when h.slot is a slot of a runtime's handle (a
+  /// GC handle, an OopStorage slot): what keeps the object alive is then that handle.
+  void nameHandle(Holder &h, bool set_walker = true) {
     for (const HeapWalkResult &heap : heaps_) {
       auto it = std::upper_bound(heap.handles.begin(), heap.handles.end(), h.slot,
                                  [](uint64_t s, const HeapArea &a) { return s < a.start; });
       if (it != heap.handles.begin() && h.slot - std::prev(it)->start < std::prev(it)->size) {
         h.handle = strings_.save(std::prev(it)->kind);
-        h.walker = strings_.save(heap.walker);
+        if (set_walker)
+          h.walker = strings_.save(heap.walker);
         return;
       }
     }
+  }
+
+  /// Names h, a word of a block of another allocator, as the static field of a runtime that keeps
+  /// its statics there (Mono); false when no runtime's finder knows the word.
+  bool nameStatic(Holder &h) {
+    for (const HeapWalkResult &heap : heaps_) {
+      if (!heap.objects)
+        continue;
+      const std::optional<HeldIn> in = heap.objects->staticHolding(h.slot);
+      if (!in)
+        continue;
+      h.class_name = in->type.empty() ? llvm::StringRef() : strings_.save(in->type);
+      h.field = in->field.empty() ? llvm::StringRef() : strings_.save(in->field);
+      h.is_static = in->is_static;
+      return true;
+    }
+    return false;
   }
 
   /// Sets the managed object holding h.slot, its type and field, from its walker's finder; leaves

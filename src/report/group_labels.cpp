@@ -18,6 +18,8 @@ std::string holderWords(const Holder &h, bool with_offset) {
   case HolderKind::Heap:
     if (h.is_static && !h.class_name.empty() && !h.field.empty())
       return "static `" + h.class_name.str() + "." + h.field.str() + "`";
+    if (!h.handle.empty()) // in a block of another allocator (Mono's buckets in the C heap)
+      return h.handle.str() + " slots";
     if (!h.class_name.empty() && h.field.startswith("["))
       return "elements of `" + h.class_name.str() + "` arrays";
     if (!h.class_name.empty() && !h.field.empty())

@@ -255,6 +255,61 @@ TEST_CASE("coreclr holders: native memory holds an array only through a GC handl
   }
 }
 
+namespace {
+
+/// The lines fixtures/dotnet/Holders.cs printed to make the prepared core `core`: its runtime line
+/// and one per buffer (8 input and output, 8 rented, 3 frames, a download, a local, 2 dropped).
+std::vector<nlohmann::json> holdersManifest(const std::string &core) {
+  std::vector<nlohmann::json> manifest =
+      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
+  REQUIRE(manifest.size() == 1 + 8 + 8 + 3 + 1 + 1 + 2);
+  return manifest;
+}
+
+/// The static of Holders.cs each role's buffer is reached from.
+const std::map<std::string, std::string> kHoldersStatics = {{"input", "streams"},
+                                                            {"output", "streams"},
+                                                            {"rented", "channel"},
+                                                            {"frame", "frames"},
+                                                            {"download", "download"}};
+
+/// The holder of buffer `b` (the object at `object`) that is an object of the `allocator` heap,
+/// checked to hold the word that points at the object; nullptr (and a failed check) when none is.
+const nlohmann::json *managedHolder(const nlohmann::json &b, const std::string &allocator,
+                                    uint64_t object) {
+  const nlohmann::json *holder = nullptr;
+  for (const nlohmann::json &h : b["holders"])
+    if (h["kind"] == "heap" && h.value("allocator", "") == allocator)
+      holder = &h;
+  CHECK(holder != nullptr);
+  if (!holder)
+    return nullptr;
+  const uint64_t slot = std::stoull((*holder)["address"].get<std::string>(), nullptr, 16);
+  REQUIRE(holder->contains("allocation"));
+  const uint64_t start = std::stoull((*holder)["allocation"].get<std::string>(), nullptr, 16);
+  CHECK(start < slot);
+  CHECK(slot < start + (*holder)["allocation_size"].get<uint64_t>());
+  CHECK((*holder)["points_to"] == hexAddress(object));
+  return holder;
+}
+
+/// Checks that the report holds Holders.cs's two dropped arrays (120,000 bytes) of `allocator`'s
+/// heap, nothing holding them.
+void checkDroppedHolders(const std::map<uint64_t, const nlohmann::json *> &buffers,
+                         const std::string &allocator) {
+  int dropped = 0;
+  for (const auto &[address, b] : buffers)
+    if ((*b)["allocator"] == allocator && (*b)["managed"]["length"] == 120000) {
+      INFO(b->dump());
+      ++dropped;
+      CHECK((*b)["holders"].empty());
+      CHECK((*b)["verdict"] == "unreferenced");
+    }
+  CHECK(dropped == 2);
+}
+
+} // namespace
+
 TEST_CASE("coreclr holders: each buffer's holder is named by its type and field, from the "
           "module's metadata in the dump",
           "[live]") {
@@ -264,9 +319,7 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
   std::string core = preparedCore("coreclr-holders");
   if (core.empty())
     return;
-  std::vector<nlohmann::json> manifest =
-      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
-  REQUIRE(manifest.size() == 1 + 8 + 8 + 3 + 1 + 1 + 2);
+  const std::vector<nlohmann::json> manifest = holdersManifest(core);
   const std::string dir = scratchDir("coreclr_holder_names");
   const nlohmann::json report = analyzeReport(dir, core, "");
   const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
@@ -295,18 +348,9 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
       CHECK(b["verdict"] == "anchored");
       continue;
     }
-    const nlohmann::json *holder = nullptr;
-    for (const nlohmann::json &h : b["holders"])
-      if (h["kind"] == "heap" && h.value("allocator", "") == "coreclr")
-        holder = &h;
-    REQUIRE(holder != nullptr);
     // The object that holds the word: it starts at or before it and ends after it.
-    const uint64_t slot = std::stoull((*holder)["address"].get<std::string>(), nullptr, 16);
-    REQUIRE(holder->contains("allocation"));
-    const uint64_t start = std::stoull((*holder)["allocation"].get<std::string>(), nullptr, 16);
-    CHECK(start < slot);
-    CHECK(slot < start + (*holder)["allocation_size"].get<uint64_t>());
-    CHECK((*holder)["points_to"] == hexAddress(object));
+    const nlohmann::json *holder = managedHolder(b, "coreclr", object);
+    REQUIRE(holder != nullptr);
     if (holder->value("class", "") == m["holder_type"] &&
         holder->value("field", "") == m["holder_field"])
       ++named[m["role"]];
@@ -333,14 +377,9 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
     CHECK(path.size() >= 2);
     // The step the handle holds is the module's statics array, named as the static the slot is
     // (by the FieldDesc at its distance from the module's first static slot).
-    const std::map<std::string, std::string> statics = {{"input", "streams"},
-                                                        {"output", "streams"},
-                                                        {"rented", "channel"},
-                                                        {"frame", "frames"},
-                                                        {"download", "download"}};
     const nlohmann::json &static_step = path[path.size() - 2];
     CHECK(static_step.value("class", "") == "Holders");
-    CHECK(static_step.value("field", "") == statics.at(m["role"]));
+    CHECK(static_step.value("field", "") == kHoldersStatics.at(m["role"]));
     CHECK(static_step.value("static", false));
     CHECK(root.value("handle", "") == "gc-handle");
     CHECK(root.value("allocator", "") == "coreclr");
@@ -367,15 +406,7 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
   CHECK(named["frame"] == 3);
   CHECK(named["download"] == 1);
   // Dropped after the last collection: no word of the dump points into them.
-  int dropped = 0;
-  for (const auto &[address, b] : buffers)
-    if ((*b)["allocator"] == "coreclr" && (*b)["managed"]["length"] == 120000) {
-      INFO(b->dump());
-      ++dropped;
-      CHECK((*b)["holders"].empty());
-      CHECK((*b)["verdict"] == "unreferenced");
-    }
-  CHECK(dropped == 2);
+  checkDroppedHolders(buffers, "coreclr");
 
   // One step up: the Channel's List<byte[]> holds the byte[][] (its _items) that holds the rented
   // buffers; a generic instantiation is named with its type arguments.
@@ -442,4 +473,138 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
     for (const nlohmann::json &h : (*b)["holders"])
       CHECK(h["kind"] != "global");
   }
+}
+
+TEST_CASE("mono holders: each buffer's holder is named by its class and field, from the "
+          "MonoClass and the assembly file the image maps",
+          "[live]") {
+  // fixtures/dotnet/Holders.cs on Mono 6.8: the holders are in SGen's major heap, their class
+  // names in the mapped assemblies (which a core with the default coredump_filter lacks: read from
+  // the files after their module version ids are compared), the statics in each class's static
+  // area, a block of the C heap.
+  std::string core = preparedCore("mono-holders");
+  if (core.empty())
+    return;
+  const std::vector<nlohmann::json> manifest = holdersManifest(core);
+  CHECK(manifest[0]["runtime"] == "mono");
+  const std::string dir = scratchDir("mono_holder_names");
+  const nlohmann::json report = analyzeReport(dir, core, "");
+  const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
+  std::map<std::string, int> named, list_named;
+  int through_static = 0;
+  for (size_t i = 1; i < manifest.size(); ++i) {
+    const nlohmann::json &m = manifest[i];
+    INFO(m.dump());
+    if (m["role"] == "dropped")
+      continue;
+    const uint64_t object = std::stoull(m["data_address"].get<std::string>(), nullptr, 16) - 32;
+    auto it = buffers.find(object);
+    REQUIRE(it != buffers.end());
+    const nlohmann::json &b = *it->second;
+    INFO(b.dump());
+    CHECK(b["allocator"] == "mono");
+    CHECK(b["verdict"] == "anchored");
+    // No runtime record holds a buffer: every holder is an object, a static, a stack or a
+    // register (mono-sgen's own data and SGen's internal memory are its bookkeeping).
+    for (const nlohmann::json &h : b["holders"])
+      CHECK((h["kind"] == "heap" || h["kind"] == "stack" || h["kind"] == "register"));
+    if (m["role"] == "local") {
+      REQUIRE_FALSE(b["holders"].empty());
+      CHECK(b["holders"][0]["kind"] == "stack");
+      continue;
+    }
+    const nlohmann::json *holder = managedHolder(b, "mono", object);
+    REQUIRE(holder != nullptr);
+    if (holder->value("class", "") == m["holder_type"] &&
+        holder->value("field", "") == m["holder_field"])
+      ++named[m["role"]];
+    // A path from a root, each step holding the one before; a static on the way is named as the
+    // program declares it, in the class's static area (a block of the C heap).
+    const nlohmann::json &path = b["path"];
+    REQUIRE_FALSE(path.empty());
+    CHECK(path.back()["kind"] != "heap");
+    for (size_t s = 0; s + 1 < path.size(); ++s) {
+      CHECK(path[s]["kind"] == "heap");
+      CHECK(path[s]["points_to"] ==
+            (s ? path[s - 1].value("allocation", "") : b["address"].get<std::string>()));
+      if (path[s].value("static", false)) {
+        CHECK(path[s]["allocator"] == "glibc");
+        CHECK(path[s]["class"] == "Holders");
+        CHECK(path[s]["field"] == kHoldersStatics.at(m["role"]));
+        ++through_static;
+      } else {
+        CHECK(path[s]["allocator"] == "mono");
+        CHECK_FALSE(path[s].value("class", "").empty());
+      }
+      if (path[s].value("class", "") == "System.Collections.Generic.List`1<System.Byte[]>" &&
+          path[s].value("field", "") == "_items")
+        ++list_named[m["role"]];
+    }
+  }
+  CHECK(named["input"] == 4);
+  CHECK(named["output"] == 4);
+  CHECK(named["rented"] == 8);
+  CHECK(named["frame"] == 3);
+  CHECK(named["download"] == 1);
+  CHECK(list_named["rented"] == 8);
+  CHECK(through_static > 0);
+  // Dropped after the last collection: nothing points into them.
+  checkDroppedHolders(buffers, "mono");
+  // The story's groups say who holds them, in one line each.
+  std::map<uint64_t, std::string> summaries;
+  for (const nlohmann::json &g : report["groups"])
+    if (g.contains("holders"))
+      summaries[g["size"].get<uint64_t>()] = g["holders"]["summary"];
+  CHECK_THAT(summaries[131104],
+             Catch::StartsWith("4 of 4 held in "
+                               "`Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
+                               "_inputBuffer`, anchored from "));
+  CHECK_THAT(summaries[131194],
+             Catch::StartsWith("4 of 4 held in "
+                               "`Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
+                               "_outputBuffer`, anchored from "));
+  CHECK_THAT(summaries[140032], Catch::StartsWith("8 of 8 held in elements of `System.Byte[][]`"));
+  CHECK_THAT(summaries[320032],
+             Catch::StartsWith("1 of 1 held in `System.IO.MemoryStream._buffer`"));
+  for (const nlohmann::json &heap : report["heaps"])
+    if (heap["walker"] == "mono")
+      CHECK(std::stoull(heap["facts"]["mono_major_blocks"].get<std::string>()) > 0);
+}
+
+TEST_CASE("mono holders: a pinned array is held at its GC handle's slot, found from the "
+          "handle lists in the runtime's data",
+          "[live]") {
+  // fixtures/dotnet/LohArrays.cs pins each array it hashes with GCHandle.Alloc and prints the
+  // handle: on Mono its slot's index in the type's list, shifted left by 3. The slots of the first
+  // bucket are consecutive words of one block of the C heap.
+  std::string core = preparedCore("mono");
+  if (core.empty())
+    return;
+  std::vector<nlohmann::json> manifest =
+      readManifest(core.substr(0, core.size() - 5) + ".manifest.jsonl");
+  const nlohmann::json report = analyzeReport(scratchDir("mono_handles"), core, "");
+  const std::map<uint64_t, const nlohmann::json *> buffers = buffersByAddress(report);
+  int pinned = 0;
+  for (size_t i = 1; i < manifest.size(); ++i) {
+    const nlohmann::json &m = manifest[i];
+    if (!m.contains("handle"))
+      continue;
+    const uint64_t object = std::stoull(m["data_address"].get<std::string>(), nullptr, 16) - 32;
+    auto it = buffers.find(object);
+    if (it == buffers.end())
+      continue; // a small array, in the major heap: not a buffer the walker lists
+    INFO(m.dump());
+    const nlohmann::json &b = *it->second;
+    INFO(b.dump());
+    const uint64_t index = std::stoull(m["handle"].get<std::string>(), nullptr, 16) >> 3;
+    REQUIRE(index < 32);
+    ++pinned;
+    CHECK(b["verdict"] == "anchored");
+    bool held_by_slot = false;
+    for (const nlohmann::json &h : b["holders"])
+      held_by_slot |=
+          h.value("handle", "") == "gc-handle" && h["kind"] == "heap" && h["offset"] == 8 * index;
+    CHECK(held_by_slot);
+  }
+  CHECK(pinned >= 12);
 }

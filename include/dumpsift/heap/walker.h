@@ -103,6 +103,10 @@ public:
   /// The object of this heap that holds the word at `slot`, named where the walker can; nullopt
   /// when no object the walk found holds it.
   virtual std::optional<HeldIn> objectHolding(uint64_t slot) = 0;
+  /// The static field of this runtime at `slot` where the runtime keeps statics in memory another
+  /// allocator lists (Mono: each class's static area is a block of the C heap), named and marked
+  /// is_static; nullopt when `slot` is no static the walker knows.
+  virtual std::optional<HeldIn> staticHolding(uint64_t /*slot*/) { return std::nullopt; }
   /// At least as many as the objects eachObject gives (the walk counted them), for the holders
   /// pass to weigh against its budget before it asks; 0 when the finder cannot give them.
   virtual uint64_t objectCount() const { return 0; }

@@ -17,12 +17,15 @@
 #include "dumpsift/support/bytes.h"
 #include "dumpsift/support/error.h"
 #include "dumpsift/support/hex.h"
+#include "mono_layout.h"
+#include "mono_objects.h"
 #include "scan.h"
 #include "walkers.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -31,26 +34,11 @@ namespace {
 
 using namespace managed;
 
-/// Struct offsets of one Mono build family. Data, not code: another Mono version is another row.
-struct MonoLayout {
-  const char *name;
-  uint64_t vtable_klass, vtable_rank;
-  uint64_t class_element_class, class_rank, class_kind, class_name, class_element_size;
-  uint64_t class_byval_data, class_byval_type;
-  uint64_t class_min_size; // bytes of MonoClass that must be readable
-};
-
-constexpr MonoLayout kMono68 = {"mono-6.8-x64", 0, 44, 0, 26, 27, 64, 136, 176, 186, 192};
-
 constexpr uint64_t kLosHeader = 24;        // sizeof(LOSObject)
 constexpr uint64_t kArrayBounds = 16;      // MonoArray::bounds, from the object start
-constexpr uint64_t kArrayLength = 24;      // MonoArray::max_length (u32)
-constexpr uint32_t kArrayData = 32;        // MonoArray::vector
-constexpr uint64_t kMaxSmallObject = 8000; // SGEN_MAX_SMALL_OBJ_SIZE
 constexpr uint64_t kSectionSize = 1 << 20; // LOS_SECTION_SIZE
 constexpr uint64_t kChunkSize = 4096;      // LOS_CHUNK_SIZE
 constexpr uint64_t kSectionHeader = 24;    // sizeof(LOSSection)
-constexpr uint8_t kClassArray = 5;         // MONO_CLASS_ARRAY
 constexpr uint8_t kTypeSzArray = 0x1d;     // MONO_TYPE_SZARRAY
 constexpr uint8_t kTypeArray = 0x14;       // MONO_TYPE_ARRAY
 constexpr uint8_t kTypeString = 0x0e;      // MONO_TYPE_STRING
@@ -125,7 +113,7 @@ private:
     if (kind == 0 || kind > 7)
       return info;
     info.klass = klass;
-    if (kind != kClassArray) {
+    if (kind != kMonoClassArray) {
       // Large non-arrays: strings, objects, or classes whose MonoType points back at the class.
       uint64_t data = read64le(k + layout_.class_byval_data);
       bool typed = type == kTypeString || type == kTypeObject ||
@@ -158,7 +146,7 @@ private:
 
   /// Checks for a LOS object header at `p` (address `addr`) with `avail` captured bytes from it.
   bool headerAt(const uint8_t *p, uint64_t addr, uint64_t avail, LosObject &out) {
-    if (avail < kLosHeader + kArrayData)
+    if (avail < kLosHeader + kMonoArrayData)
       return false;
     uint64_t size = read64le(p + 8) & ~uint64_t(1);
     if (size <= kMaxSmallObject || size > kMaxObjectSize || (size & 7) != 0 ||
@@ -178,8 +166,8 @@ private:
     if (type.array) {
       if (read64le(obj + kArrayBounds) != 0)
         return false;
-      length = read32le(obj + kArrayLength);
-      if (alignUp8(kArrayData + uint64_t(length) * type.element_size) != size)
+      length = read32le(obj + kMonoArrayLength);
+      if (alignUp8(kMonoArrayData + uint64_t(length) * type.element_size) != size)
         return false;
     }
     out = LosObject{addr, next, size, vt, type, length, 0, false};
@@ -200,6 +188,120 @@ private:
   }
 
   std::string arrayName(const LosObject &o) const;
+
+  /// The live objects of the major heap block at `p` (address `at`, kMajorBlockSize captured
+  /// bytes) when its MSBlockInfo reads as one (an object size SGen uses, a state, a use count and
+  /// free list that fit the block) and its slots hold objects of valid vtables or free-list
+  /// links only; nullopt otherwise, or when no slot holds an object.
+  std::optional<uint64_t> majorBlockAt(const uint8_t *p, uint64_t at) {
+    const uint64_t size = read16le(p);
+    if (size < 16 || size > kMaxSmallObject || (size & 7) != 0 || read16le(p + 2) >= 128 ||
+        read32le(p + 4) > 4)
+      return std::nullopt;
+    const uint64_t slots = (kMajorBlockSize - kMajorBlockSkip) / size;
+    const uint64_t used = read16le(p + 8), free_list = read64le(p + 16), next = read64le(p + 24);
+    if (used > slots || (next & (kMajorBlockSize - 1)) != 0 ||
+        (free_list && (free_list - at < kMajorBlockSkip || free_list - at >= kMajorBlockSize ||
+                       (free_list - at - kMajorBlockSkip) % size != 0)))
+      return std::nullopt;
+    uint64_t live = 0;
+    for (uint64_t i = 0; i < slots; ++i) {
+      const uint64_t word = read64le(p + kMajorBlockSkip + i * size);
+      if ((word & ~kVTableTagBits) == 0 || word - at < kMajorBlockSize)
+        continue; // free
+      if (!slotVTable(word & ~kVTableTagBits))
+        return std::nullopt;
+      ++live;
+    }
+    return live ? std::optional<uint64_t>(live) : std::nullopt;
+  }
+
+  /// True when `vt` reads as a vtable of some class: its class is readable, of a known kind, and
+  /// from an image. Looser than vtable(): a major block's header already vouched for its slots,
+  /// which hold every kind of object (boxed primitives too).
+  bool slotVTable(uint64_t vt) {
+    if (const VTableInfo *hit = cache_.find(vt))
+      if (hit->klass)
+        return true;
+    const std::optional<uint64_t> klass = memory_.readU64(vt + layout_.vtable_klass);
+    if (!klass || *klass == 0 || (*klass & 7) != 0)
+      return false;
+    const uint8_t *k = memory_.tryView(*klass, layout_.class_min_size);
+    return k && k[layout_.class_kind] >= 1 && k[layout_.class_kind] <= 7 &&
+           read64le(k + layout_.class_image) != 0;
+  }
+
+  /// The size of the lock-free allocator's superblock at `at` (which must end by `end`): its
+  /// first word is its Descriptor, whose block size is a power of two `at` is aligned to, whose
+  /// first slot lies just past the header, and whose slot count is what the block holds; 0 when
+  /// the page is no superblock.
+  uint64_t superblockAt(uint64_t at, uint64_t end) const {
+    const std::optional<uint64_t> desc = memory_.readU64(at);
+    const uint8_t *d = desc && *desc && (*desc & 7) == 0
+                           ? memory_.tryView(*desc, kLockFreeFirstSlot + 8)
+                           : nullptr;
+    if (!d)
+      return 0;
+    const uint64_t slot = read32le(d + kLockFreeSlotSize), block = read32le(d + kLockFreeBlockSize),
+                   count = read32le(d + kLockFreeMaxCount),
+                   first = read64le(d + kLockFreeFirstSlot);
+    if ((block != 4096 && block != 8192 && block != 16384) || at % block != 0 || block > end - at ||
+        first <= at || first - at > kLockFreeHeaderMax || slot == 0 || slot * 2 > block ||
+        count != (block - (first - at)) / slot)
+      return 0;
+    return block;
+  }
+
+  /// The bytes of the SGen pointer queue (SgenPointerQueue {data, size, next_slot, mem_type})
+  /// whose record is at `p`, in the runtime's data, when its data was mapped apart: page-aligned,
+  /// more than the internal allocator's largest slot and at most 64 MiB, captured, in none of the
+  /// heap's `areas`, next_slot within size and mem_type one of SGen's internal kinds; 0 otherwise.
+  uint64_t pointerQueueAt(const uint8_t *p, const std::vector<HeapArea> &areas) const {
+    const uint64_t data = read64le(p), entries = read64le(p + 8), next = read64le(p + 16);
+    const uint32_t kind = read32le(p + 24);
+    if (data == 0 || (data & 4095) != 0 || entries > (uint64_t(64) << 20) / 8 ||
+        entries * 8 <= kLockFreeLargestSlot || next > entries || kind >= kInternalMemKinds ||
+        insideSortedAreas(areas, data) || !memory_.tryView(data, entries * 8))
+      return 0;
+    return entries * 8;
+  }
+
+  /// The number of buckets of the GC handle list (SgenArrayList) at `p`, in the runtime's data:
+  /// the first n of its 32 bucket pointers set and the others null, its u32 capacity the sum of
+  /// their sizes (32 << i entries each), its u32 max_index within it, every bucket captured; 0
+  /// when `p` holds no such list.
+  unsigned handleListAt(const uint8_t *p) const {
+    unsigned n = 0;
+    while (n < kHandleBuckets && read64le(p + 8 * n) != 0)
+      ++n;
+    if (n == 0 || n > 24)
+      return 0;
+    for (unsigned i = n; i < kHandleBuckets; ++i)
+      if (read64le(p + 8 * i) != 0)
+        return 0;
+    const uint64_t capacity = read32le(p + 8 * kHandleBuckets);
+    const uint64_t max_index = read32le(p + 8 * kHandleBuckets + 8);
+    if (capacity != (kHandleBucketBytes / 8) * ((uint64_t(1) << n) - 1) || max_index > capacity)
+      return 0;
+    for (unsigned i = 0; i < n; ++i) {
+      const uint64_t bucket = read64le(p + 8 * i);
+      if ((bucket & 7) != 0 || !memory_.tryView(bucket, kHandleBucketBytes << i))
+        return 0;
+    }
+    return n;
+  }
+
+  /// True when `at` lies in one of `areas`, sorted by start and not overlapping.
+  static bool insideSortedAreas(const std::vector<HeapArea> &areas, uint64_t at) {
+    auto it = llvm::partition_point(areas, [&](const HeapArea &a) { return a.start <= at; });
+    return it != areas.begin() && at - std::prev(it)->start < std::prev(it)->size;
+  }
+
+  /// True when `at` lies in one of `areas`.
+  static bool insideAreas(const std::vector<HeapArea> &areas, uint64_t at) {
+    return llvm::any_of(areas,
+                        [&](const HeapArea &a) { return at >= a.start && at - a.start < a.size; });
+  }
 
   const AddressSpace &memory_;
   Diagnostics &diags_;
@@ -226,7 +328,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   HeapWalkResult result;
   std::vector<LosObject> found;
   for (const ScanRange &r : heapCandidateRanges(memory_)) {
-    for (uint64_t off = 0; off + kLosHeader + kArrayData <= r.size;) {
+    for (uint64_t off = 0; off + kLosHeader + kMonoArrayData <= r.size;) {
       LosObject o;
       if (headerAt(r.bytes + off, r.start + off, r.size - off, o) &&
           (o.type.array || (placeInSection(o), o.section != 0))) {
@@ -247,7 +349,8 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     if (next == 0 || (!isReservedDenseKey(next) && known.count(next)))
       continue;
     uint64_t avail = memory_.capturedRunFrom(next);
-    const uint8_t *p = memory_.tryView(next, std::min<uint64_t>(avail, kLosHeader + kArrayData));
+    const uint8_t *p =
+        memory_.tryView(next, std::min<uint64_t>(avail, kLosHeader + kMonoArrayData));
     LosObject o;
     if (p && (p = memory_.tryView(next, avail)) && headerAt(p, next, avail, o)) {
       found.push_back(o);
@@ -257,9 +360,6 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
                   "LOS object's next pointer " + hexAddress(next) + " is not a LOS object");
     }
   }
-  if (found.empty())
-    return createError(llvm::Twine("no Mono SGen large-object-space object found (layout ") +
-                       layout_.name + ")");
   std::sort(found.begin(), found.end(),
             [](const LosObject &a, const LosObject &b) { return a.header < b.header; });
   for (LosObject &o : found)
@@ -278,6 +378,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
       heads.push_back(o.header);
   std::sort(heads.begin(), heads.end());
   std::vector<uint64_t> head_refs;
+  std::vector<const MemoryRange *> runtime_data_ranges; // the runtime binary's data and .bss
   const Snapshot &snap = memory_.snapshot();
   for (const MemoryRange &m : snap.memory) {
     const Region *r = memory_.regionContaining(m.start);
@@ -288,6 +389,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
       runtime_data = true;
     if (!runtime_data)
       continue;
+    runtime_data_ranges.push_back(&m);
     for (uint64_t off = 0; off + 8 <= m.bytes.size(); off += 8) {
       uint64_t word = read64le(m.bytes.data() + off);
       if ((word & 7) == 0 && std::binary_search(heads.begin(), heads.end(), word))
@@ -319,17 +421,89 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     result.areas.push_back({o.section ? "los-section" : "los-mapping", start, size, o.section});
   }
 
+  // The major heap's blocks, and the objects in them for the holders pass.
+  std::vector<MonoMajorBlock> blocks;
+  uint64_t objects = 0;
+  for (const ScanRange &r : heapCandidateRanges(memory_))
+    for (uint64_t at = llvm::alignTo(r.start, kMajorBlockSize); at + kMajorBlockSize <= r.end();
+         at += kMajorBlockSize)
+      if (!insideAreas(result.areas, at))
+        if (std::optional<uint64_t> live = majorBlockAt(r.bytes + (at - r.start), at)) {
+          blocks.push_back({at, read16le(r.bytes + (at - r.start))});
+          objects += *live;
+        }
+  // Areas: runs of adjacent blocks.
+  const size_t los_areas = result.areas.size();
+  for (const MonoMajorBlock &b : blocks)
+    if (result.areas.size() > los_areas &&
+        result.areas.back().start + result.areas.back().size == b.start)
+      result.areas.back().size += kMajorBlockSize;
+    else
+      result.areas.push_back({"major-blocks", b.start, kMajorBlockSize, 0});
+  llvm::sort(result.areas, [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+
+  // The superblocks of the runtime's lock-free allocator: the collector's own records.
+  for (const ScanRange &r : heapCandidateRanges(memory_))
+    for (uint64_t at = llvm::alignTo(r.start, 4096); at + 4096 <= r.end();)
+      if (uint64_t size = superblockAt(at, r.end()); size && !insideAreas(result.areas, at)) {
+        result.bookkeeping.push_back({"mono-internal", at, size, 0});
+        at += size;
+      } else {
+        at += 4096;
+      }
+  // The GC handles' buckets, found from their lists in the runtime's data.
+  for (const MemoryRange *m : runtime_data_ranges)
+    for (uint64_t off = 0; off + kHandleListSize <= m->bytes.size(); off += 8)
+      if (unsigned buckets = handleListAt(m->bytes.data() + off)) {
+        for (unsigned i = 0; i < buckets; ++i)
+          result.handles.push_back(
+              {"gc-handle", read64le(m->bytes.data() + off + 8 * i), kHandleBucketBytes << i, 0});
+        off += 8 * kHandleBuckets; // past its buckets
+      }
+  llvm::sort(result.handles,
+             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  // SGen's pointer queues (the pin queue) too big for its internal allocator: mapped apart.
+  for (const MemoryRange *m : runtime_data_ranges)
+    for (uint64_t off = 0; off + kPointerQueueSize <= m->bytes.size(); off += 8)
+      if (uint64_t size = pointerQueueAt(m->bytes.data() + off, result.areas))
+        result.bookkeeping.push_back({"mono-internal", read64le(m->bytes.data() + off), size, 0});
+  // A word of the runtime's own data that points at an object of its heap is bookkeeping, not a
+  // reference of the program: SGen keeps its newest large objects there, and the runtime's
+  // registered roots there hold its own objects. What the program holds lies elsewhere: a class's
+  // statics and the GC handles' buckets are blocks of the C heap (which those words still reach).
+  for (const MemoryRange *m : runtime_data_ranges)
+    for (uint64_t off = 0; off + 8 <= m->bytes.size(); off += 8)
+      if (insideSortedAreas(result.areas, read64le(m->bytes.data() + off)))
+        result.bookkeeping.push_back({"mono-runtime-data", m->start + off, 8, 0});
+  llvm::sort(result.bookkeeping,
+             [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
+  // Not overlapping: a record within another is dropped.
+  std::vector<HeapArea> records;
+  for (HeapArea &a : result.bookkeeping)
+    if (records.empty() || a.start >= records.back().start + records.back().size)
+      records.push_back(std::move(a));
+  result.bookkeeping = std::move(records);
+  if (found.empty() && blocks.empty())
+    return createError(llvm::Twine("no Mono SGen large-object-space object or major heap block "
+                                   "found (layout ") +
+                       layout_.name + ")");
+  result.facts.push_back({"mono_major_blocks", std::to_string(blocks.size())});
+  result.facts.push_back({"mono_major_objects", std::to_string(objects)});
+  result.objects = makeMonoObjectFinder(memory_, layout_, std::move(blocks), objects);
+  // References are plain words holding an object's start: the pass sees every one.
+  result.every_reference_seen = true;
+
   uint64_t arrays = 0, stale = 0;
   for (const LosObject &o : found) {
     if (!o.type.array)
       continue;
     Allocation a;
     a.address = o.header + kLosHeader;
-    a.size = kArrayData + uint64_t(o.length) * o.type.element_size;
+    a.size = kMonoArrayData + uint64_t(o.length) * o.type.element_size;
     a.chunk_address = o.header;
     a.chunk_size = kLosHeader + o.los_size;
     a.arena = o.section;
-    a.data_offset = kArrayData;
+    a.data_offset = kMonoArrayData;
     a.mmapped = o.section == 0;
     if (o.chunk_free)
       a.state = AllocState::Free;

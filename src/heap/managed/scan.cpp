@@ -1,5 +1,7 @@
 #include "scan.h"
 
+#include <iterator>
+
 namespace dumpsift::managed {
 
 std::vector<ScanRange> heapCandidateRanges(const AddressSpace &memory) {
@@ -26,6 +28,25 @@ CapturedBounds::CapturedBounds(const Snapshot &snapshot) {
     return;
   lo = snapshot.memory.front().start;
   hi = snapshot.memory.back().end();
+}
+
+llvm::StringRef elementTypeFullName(uint8_t element_type) {
+  static constexpr const char *kNames[] = {
+      nullptr,        "System.Void",   "System.Boolean", "System.Char",   "System.SByte",
+      "System.Byte",  "System.Int16",  "System.UInt16",  "System.Int32",  "System.UInt32",
+      "System.Int64", "System.UInt64", "System.Single",  "System.Double", "System.String"};
+  if (element_type < std::size(kNames) && kNames[element_type])
+    return kNames[element_type];
+  switch (element_type) {
+  case 0x18:
+    return "System.IntPtr";
+  case 0x19:
+    return "System.UIntPtr";
+  case 0x1c:
+    return "System.Object";
+  default:
+    return "";
+  }
 }
 
 llvm::StringRef csharpArrayName(uint8_t element_type) {

@@ -60,6 +60,10 @@ inline uint64_t alignUp8(uint64_t v) {
   return (v + 7) & ~uint64_t(7);
 }
 
+/// "System.Byte": the framework's full name of the ECMA-335 element type `element_type` of a
+/// primitive, string or object (Mono's MonoTypeEnum is the same numbering); "" for the others.
+llvm::StringRef elementTypeFullName(uint8_t element_type);
+
 /// "byte[]"-style C# name of an array whose elements have the ECMA-335 element type `et`
 /// (ELEMENT_TYPE_U1 = 5 -> "byte[]"); empty when `et` is not a primitive or string/object.
 llvm::StringRef csharpArrayName(uint8_t element_type);
