@@ -365,6 +365,19 @@ void warnDenseReferences(const std::vector<BufferHolders> &buffers,
                  std::to_string(kHoldersShown) + " of each kind listed");
 }
 
+/// `ranges` sorted, overlapping and touching ones merged.
+std::vector<std::pair<uint64_t, uint64_t>>
+mergedRanges(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto &r : ranges)
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  return merged;
+}
+
 /// The targets' opaque bytes, each clipped to its block, sorted and merged.
 std::vector<std::pair<uint64_t, uint64_t>> opaqueRanges(llvm::ArrayRef<HolderTarget> targets) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -376,14 +389,23 @@ std::vector<std::pair<uint64_t, uint64_t>> opaqueRanges(llvm::ArrayRef<HolderTar
     if (end > t.opaque_start)
       ranges.emplace_back(t.opaque_start, end);
   }
-  std::sort(ranges.begin(), ranges.end());
-  std::vector<std::pair<uint64_t, uint64_t>> merged;
-  for (const auto &r : ranges)
-    if (!merged.empty() && r.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, r.second);
-    else
-      merged.push_back(r);
-  return merged;
+  return mergedRanges(std::move(ranges));
+}
+
+/// The whole pages of the walkers' bookkeeping (its words are no holder: the pass need not read
+/// them), merged, by address. Partial pages are read as before: it saves nothing to skip them.
+std::vector<std::pair<uint64_t, uint64_t>> unreadBookkeeping(llvm::ArrayRef<HeapWalkResult> heaps) {
+  constexpr uint64_t kPage = 4096;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const HeapWalkResult &heap : heaps)
+    for (const HeapArea &a : heap.bookkeeping) {
+      const uint64_t start = (a.start + kPage - 1) & ~(kPage - 1);
+      const uint64_t end =
+          a.start + a.size < a.start ? ~(kPage - 1) : (a.start + a.size) & ~(kPage - 1);
+      if (start < end)
+        ranges.emplace_back(start, end);
+    }
+  return mergedRanges(std::move(ranges));
 }
 
 } // namespace
@@ -463,6 +485,8 @@ Holders findHolders(const AddressSpace &memory, llvm::ArrayRef<HeapWalkResult> h
   plan.threads = options.threads;
   std::vector<std::pair<uint64_t, uint64_t>> opaque = opaqueRanges(targets);
   plan.opaque = &opaque;
+  const std::vector<std::pair<uint64_t, uint64_t>> unread = unreadBookkeeping(heaps);
+  plan.unread = &unread;
   const std::vector<NarrowZone> narrow = narrowZones(heaps);
   plan.narrow = &narrow;
 

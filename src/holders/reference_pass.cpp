@@ -255,34 +255,45 @@ void appendPieces(std::vector<Piece> &pieces, uint64_t start, llvm::ArrayRef<uin
         {start + at, bytes.slice(at, std::min<uint64_t>(kPieceBytes, bytes.size() - at))});
 }
 
-/// The captured writable memory but `opaque` (sorted ranges, not overlapping), in pieces of at
-/// most kPieceBytes, by address; `opaque_bytes` receives the captured writable bytes left out.
-std::vector<Piece> writablePieces(const AddressSpace &memory,
-                                  const std::vector<std::pair<uint64_t, uint64_t>> &opaque,
-                                  uint64_t &opaque_bytes) {
+/// The captured writable memory in pieces of at most kPieceBytes, by address.
+std::vector<Piece> writablePieces(const AddressSpace &memory) {
   std::vector<Piece> pieces;
-  opaque_bytes = 0;
   for (const MemoryRange &m : memory.snapshot().memory) {
     const Region *r = memory.regionContaining(m.start);
-    if (!r || !(r->perms.write || !r->perms.exact))
-      continue;
-    const uint64_t end = m.start + m.bytes.size();
-    // The first opaque range that ends inside or after this one.
-    auto skip = std::upper_bound(opaque.begin(), opaque.end(), m.start,
-                                 [](uint64_t a, const auto &range) { return a < range.second; });
-    uint64_t at = m.start;
-    for (; skip != opaque.end() && skip->first < end; ++skip) {
-      const uint64_t skip_start = std::max(skip->first, at);
-      const uint64_t skip_end = std::min(skip->second, end);
-      if (skip_start >= skip_end)
-        continue;
-      appendPieces(pieces, at, m.bytes.slice(at - m.start, skip_start - at));
-      opaque_bytes += skip_end - skip_start;
-      at = skip_end;
-    }
-    appendPieces(pieces, at, m.bytes.slice(at - m.start, end - at));
+    if (r && (r->perms.write || !r->perms.exact))
+      appendPieces(pieces, m.start, m.bytes);
   }
   return pieces;
+}
+
+/// `pieces` (by address) without the bytes of `ranges` (sorted, not overlapping); `removed`
+/// receives how many bytes that took out.
+std::vector<Piece> withoutRanges(std::vector<Piece> pieces,
+                                 const std::vector<std::pair<uint64_t, uint64_t>> &ranges,
+                                 uint64_t &removed) {
+  removed = 0;
+  if (ranges.empty())
+    return pieces;
+  std::vector<Piece> out;
+  out.reserve(pieces.size());
+  for (const Piece &p : pieces) {
+    const uint64_t end = p.start + p.bytes.size();
+    auto skip = std::upper_bound(ranges.begin(), ranges.end(), p.start,
+                                 [](uint64_t a, const auto &range) { return a < range.second; });
+    uint64_t at = p.start;
+    for (; skip != ranges.end() && skip->first < end; ++skip) {
+      const uint64_t skip_start = std::max(skip->first, at), skip_end = std::min(skip->second, end);
+      if (skip_start >= skip_end)
+        continue;
+      if (skip_start > at)
+        out.push_back({at, p.bytes.slice(at - p.start, skip_start - at), p.narrow});
+      removed += skip_end - skip_start;
+      at = skip_end;
+    }
+    if (at < end)
+      out.push_back({at, p.bytes.slice(at - p.start, end - at), p.narrow});
+  }
+  return out;
 }
 
 /// `pieces` cut where a zone of `zones` (by start, not overlapping) starts or ends, each piece
@@ -474,8 +485,11 @@ std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &pl
                                   bool &over_budget, uint64_t &opaque_bytes, ProgressFn progress) {
   static const std::vector<std::pair<uint64_t, uint64_t>> kNone;
   static const std::vector<NarrowZone> kWide;
+  uint64_t unread_bytes = 0;
   const std::vector<Piece> pieces =
-      splitAtZones(writablePieces(memory, plan.opaque ? *plan.opaque : kNone, opaque_bytes),
+      splitAtZones(withoutRanges(withoutRanges(writablePieces(memory),
+                                               plan.opaque ? *plan.opaque : kNone, opaque_bytes),
+                                 plan.unread ? *plan.unread : kNone, unread_bytes),
                    plan.narrow ? *plan.narrow : kWide);
   std::vector<PieceHits> hits(pieces.size());
   uint64_t total = 0;

@@ -146,6 +146,9 @@ struct PassPlan {
   /// Address ranges [first, second) not read (sorted, not overlapping): the targets' opaque
   /// bytes.
   const std::vector<std::pair<uint64_t, uint64_t>> *opaque = nullptr;
+  /// Address ranges [first, second) not read either, and not counted as opaque (sorted, not
+  /// overlapping): whole pages of the walkers' bookkeeping, whose words are no holder.
+  const std::vector<std::pair<uint64_t, uint64_t>> *unread = nullptr;
   /// The areas read as 32-bit references (narrowZones), or nullptr.
   const std::vector<NarrowZone> *narrow = nullptr;
   bool edges = false;  // keep references between blocks (and from roots): chains
@@ -154,8 +157,8 @@ struct PassPlan {
 };
 
 /// The pass over every captured writable memory range (regions writable, or whose permissions the
-/// dump does not give) but plan.opaque, each word read as a pointer (32-bit words decoded inside
-/// plan.narrow), cut into pieces of at most a few tens of MiB scanned on
+/// dump does not give) but plan.opaque and plan.unread, each word read as a pointer (32-bit words
+/// decoded inside plan.narrow), cut into pieces of at most a few tens of MiB scanned on
 /// plan.threads threads; pieces in address order. `over_budget` is set when the references kept
 /// passed the budget (the pieces then keep no more edges and roots); `opaque_bytes` receives the
 /// captured writable bytes plan.opaque kept from being read. Pages are released behind each piece.

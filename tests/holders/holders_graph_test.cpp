@@ -439,3 +439,31 @@ TEST_CASE("a runtime's own stacks are roots from their saved stack pointer up, a
   CHECK(unread->holders.buffers[1].verdict == Verdict::Unknown);
   CHECK(unread->holders.buffers[2].verdict == Verdict::Unknown);
 }
+
+TEST_CASE("the whole pages of a walker's bookkeeping are not read, and a word there is no "
+          "holder") {
+  FakeMemory m;
+  m.addRegion(kHeap, kHeapSize);
+  m.addRegion(kData, 0x1000, FakeRegion{true, "/app", {}, UINT64_MAX, true});
+  // A runtime's unused memory from +0x100 to +0x3100 of the heap's start (two whole pages,
+  // 0x1000..0x3000), with words at `held` in its whole pages and in its partial ones.
+  const uint64_t held = kHeap + 0x30000;
+  m.put64(kHeap + 0x1800, held);
+  m.put64(kHeap + 0x200, held + 8);
+  m.put64(kData + 0x40, held + 16);
+  m.put64(kHeap + kHeapSize - 8, 0);
+  const std::vector<HolderTarget> targets = {{held, 0x10000, AllocState::Used, 0}};
+  for (unsigned threads : {1u, 4u}) {
+    auto run = runPass(m, {{held, 0x10000}}, targets, kDefaultHolderBudget, threads,
+                       [&](HeapWalkResult &heap) {
+                         heap.bookkeeping.push_back({"free", kHeap + 0x100, 0x3000, 0});
+                       });
+    const Holders &h = run->holders;
+    CHECK(h.run.opaque_bytes == 0);
+    CHECK(h.run.scanned_bytes == 0x1000 + kHeapSize - 0x2000);
+    const BufferHolders &b = h.buffers.at(0);
+    CHECK(b.references == 1); // the global; neither bookkeeping word counts
+    REQUIRE(b.holders.size() == 1);
+    CHECK(b.holders[0].kind == HolderKind::Global);
+  }
+}
