@@ -431,11 +431,17 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
     for (const Buffer &b : analysis.buffers) {
       HolderTarget &t = targets.emplace_back(
           HolderTarget{b.allocation.address, b.allocation.size, b.allocation.state, b.source});
-      // Content a format's walk vouched for holds no references: the pass need not read it.
+      // Content a format's walk vouched for holds no references: the pass need not read it. Nor
+      // a block whose allocator says it holds none (a managed array of primitives, a Go object
+      // of a noscan span), whatever its content.
       t.opaque_start = b.payloadAddress() + b.content.offset;
       t.opaque_length = b.captured > b.content.offset ? std::min(b.content.referenceFreeLength(),
                                                                  b.captured - b.content.offset)
                                                       : 0;
+      if (b.allocation.noscan) {
+        t.opaque_start = b.allocation.address;
+        t.opaque_length = b.allocation.size;
+      }
     }
     HoldersOptions holder_options;
     holder_options.mode = options.holders;

@@ -339,6 +339,7 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
     const nlohmann::json &b = *it->second;
     INFO(b.dump());
     CHECK(b["managed"]["type"] == "byte[]");
+    CHECK(b.value("noscan", false)); // its elements are no references: the pass leaves it unread
     if (m["role"] == "local") {
       // A local of the sleeping thread: a stack (or a register) holds it.
       bool on_stack = false;
@@ -503,6 +504,7 @@ TEST_CASE("mono holders: each buffer's holder is named by its class and field, f
     const nlohmann::json &b = *it->second;
     INFO(b.dump());
     CHECK(b["allocator"] == "mono");
+    CHECK(b.value("noscan", false)); // a byte[]: the pass leaves it unread
     CHECK(b["verdict"] == "anchored");
     // No runtime record holds a buffer: every holder is an object, a static, a stack or a
     // register (mono-sgen's own data and SGen's internal memory are its bookkeeping).

@@ -51,7 +51,8 @@ struct Allocation {
   /// allocations whose size is whole pages instead: tcmalloc's large allocations and free spans.
   bool whole_pages = false;
   /// The object holds no pointers by its allocator's record (Go: a noscan span, where the
-  /// backing arrays of []byte and of strings live).
+  /// backing arrays of []byte and of strings live) or its runtime's type (a managed array of
+  /// primitives: HotSpot's, CoreCLR's by its MethodTable, Mono's by its element class).
   bool noscan = false;
   /// Size-class allocators: the allocation's size class, as the allocator numbers them (Go: the
   /// span's size class, 0 for a large object in a span of its own); -1 when it has none.

@@ -119,8 +119,9 @@ struct HolderTarget {
   /// Index of the walker result that lists it, or kNoHeap for the region scan's buffers.
   uint16_t heap = 0;
   /// Bytes of the block known to hold no reference of the process, [opaque_start, opaque_start +
-  /// opaque_length) (a format's data, zeros checked in full: SniffResult::referenceFreeLength):
-  /// the pass does not read them.
+  /// opaque_length) (a format's data, zeros checked in full: SniffResult::referenceFreeLength;
+  /// the whole block when its allocator says it holds none, Allocation::noscan): the pass does
+  /// not read them.
   uint64_t opaque_start = 0, opaque_length = 0;
   static constexpr uint16_t kNoHeap = 0xffff;
 };

@@ -155,6 +155,7 @@ private:
       a.managed->type_name = kPrimitives[k.basic_type - kFirstPrimitive].name;
       a.managed->element_size = 1u << k.log2_elem;
       a.state = AllocState::Used;
+      a.noscan = true; // a primitive array's elements are no references
     }
     ManagedArray &m = *a.managed;
     a.address = a.chunk_address = addr;

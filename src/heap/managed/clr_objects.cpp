@@ -28,9 +28,6 @@ constexpr uint64_t kMtElementOrPerInst = 0x30; // arrays: the element TypeHandle
 constexpr uint32_t kHasComponentSize = 0x80000000u, kArrayMask = 0x000C0000u,
                    kArrayBits = 0x00080000u, kSzArray = 0x00020000u, kGenericsMask = 0x30u,
                    kGenericInstantiation = 0x10u;
-// ContainsPointers (0x01000000), the same in every CLR 4+ version: an object of this type holds
-// references (docs/heap-managed.md).
-constexpr uint32_t kContainsPointers = 0x01000000u;
 constexpr uint64_t kModuleSimpleName = 8;      // Module: its simple name, a pointer into #Strings
 constexpr uint64_t kClassFieldDescList = 0x18; // EEClass: m_pFieldDescList, relative pointer
 constexpr uint64_t kFieldDescSize = 16;        // FieldDesc: relative pointer to its MethodTable,
@@ -150,7 +147,7 @@ public:
           return;
         const uint32_t flags = memory_.readU32(mt).value_or(0);
         if (!isFree(mt, flags))
-          each(p, *size, flags & kContainsPointers);
+          each(p, *size, flags & kClr4ContainsPointers);
         p += *size;
       }
     });

@@ -13,6 +13,10 @@
 
 namespace dumpsift {
 
+/// ContainsPointers (0x01000000) in a CLR 4+ MethodTable's flags, the same in every CLR 4+ version:
+/// an object of the type holds references (docs/heap-managed.md).
+constexpr uint32_t kClr4ContainsPointers = 0x01000000u;
+
 /// The finder of a 64-bit CLR 4+ heap's objects, given the marks of the objects its walk found.
 /// It names them where the MethodTable layout is the one checked (.NET Core 2.0:
 /// docs/heap-managed.md, "Holders' names"): `names` false leaves every name "" (another layout;

@@ -92,15 +92,17 @@ struct ClrFlags {
                        // whenever they are non-zero (CLR 2)
   uint32_t array_mask; // flags & array_mask == array_bits: an array
   uint32_t array_bits;
-  uint32_t byte_array_mask; // flags & byte_array_mask == byte_array_bits: an SZ array of
-  uint32_t byte_array_bits; // 1-byte elements without pointers (byte[], sbyte[], bool[])
-  uint32_t free_flags;      // the free object's MethodTable flags
-  bool element_type;        // the MethodTable holds the element type handle (CLR 4+)
+  uint32_t byte_array_mask;   // flags & byte_array_mask == byte_array_bits: an SZ array of
+  uint32_t byte_array_bits;   // 1-byte elements without pointers (byte[], sbyte[], bool[])
+  uint32_t free_flags;        // the free object's MethodTable flags
+  bool element_type;          // the MethodTable holds the element type handle (CLR 4+)
+  uint32_t contains_pointers; // the bit set for a type whose objects hold references; 0: unknown
 };
-constexpr ClrFlags kClr4 = {"clr4",      true,        0x000C0000u, 0x00080000u,
-                            0x800FFFFFu, 0x800A0001u, 0x80000001u, true};
-constexpr ClrFlags kClr2 = {"clr2",      false,       0x00010000u, 0x00010000u,
-                            0x000FFFFFu, 0x00030001u, 0x00010001u, false};
+constexpr ClrFlags kClr4 = {"clr4",      true,        0x000C0000u,
+                            0x00080000u, 0x800FFFFFu, 0x800A0001u,
+                            0x80000001u, true,        kClr4ContainsPointers};
+constexpr ClrFlags kClr2 = {
+    "clr2", false, 0x00010000u, 0x00010000u, 0x000FFFFFu, 0x00030001u, 0x00010001u, false, 0};
 
 /// The layout a walk reads: the CLR generation and pointer size, and offsets that may come from
 /// the runtime's contract descriptor instead of the built-in table.
@@ -729,6 +731,10 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
       if (byteLike(mt) && mt.element_type == byte_element)
         m.type_name = "byte[]";
       a.managed = std::move(m);
+      // Its elements are no references where the flags say its type holds none (or it has
+      // 1-byte elements without pointers, in any CLR).
+      a.noscan = byteLike(mt) || (layout_.flags->contains_pointers &&
+                                  !(mt.flags & layout_.flags->contains_pointers));
       ++arrays;
     }
     result.stats.add(a);

@@ -518,6 +518,7 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
     m.element_size = o.type.element_size;
     m.large_object_heap = true;
     m.type_name = arrayName(o);
+    a.noscan = primitiveElementType(o.type.element_type);
     m.heap_kind = "los";
     a.managed = std::move(m);
     ++arrays;

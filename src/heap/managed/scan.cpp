@@ -49,6 +49,11 @@ llvm::StringRef elementTypeFullName(uint8_t element_type) {
   }
 }
 
+bool primitiveElementType(uint8_t element_type) {
+  return (element_type >= 0x02 && element_type <= 0x0d) || element_type == 0x18 ||
+         element_type == 0x19;
+}
+
 llvm::StringRef csharpArrayName(uint8_t element_type) {
   switch (element_type) {
   case 0x02:

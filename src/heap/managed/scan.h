@@ -64,6 +64,10 @@ inline uint64_t alignUp8(uint64_t v) {
 /// primitive, string or object (Mono's MonoTypeEnum is the same numbering); "" for the others.
 llvm::StringRef elementTypeFullName(uint8_t element_type);
 
+/// True for the ECMA-335 element types of primitives (bool to double, native ints): an array of
+/// them holds no reference (Mono's MonoTypeEnum is the same numbering).
+bool primitiveElementType(uint8_t element_type);
+
 /// "byte[]"-style C# name of an array whose elements have the ECMA-335 element type `et`
 /// (ELEMENT_TYPE_U1 = 5 -> "byte[]"); empty when `et` is not a primitive or string/object.
 llvm::StringRef csharpArrayName(uint8_t element_type);
