@@ -434,13 +434,14 @@ Analysis analyze(const AddressSpace &memory, const AnalyzeOptions &options, Prog
       // Content a format's walk vouched for holds no references: the pass need not read it. Nor
       // a block whose allocator says it holds none (a managed array of primitives, a Go object
       // of a noscan span), whatever its content.
-      t.opaque_start = b.payloadAddress() + b.content.offset;
-      t.opaque_length = b.captured > b.content.offset ? std::min(b.content.referenceFreeLength(),
-                                                                 b.captured - b.content.offset)
-                                                      : 0;
       if (b.allocation.noscan) {
         t.opaque_start = b.allocation.address;
         t.opaque_length = b.allocation.size;
+      } else {
+        t.opaque_start = b.payloadAddress() + b.content.offset;
+        t.opaque_length = b.captured > b.content.offset ? std::min(b.content.referenceFreeLength(),
+                                                                   b.captured - b.content.offset)
+                                                        : 0;
       }
     }
     HoldersOptions holder_options;

@@ -259,6 +259,15 @@ OpenedModuleFile openAs(std::unique_ptr<llvm::MemoryBuffer> buffer, const Addres
 
 } // namespace
 
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> mapRegularFile(const llvm::Twine &path) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code error = llvm::sys::fs::status(path, status))
+    return error;
+  if (!llvm::sys::fs::is_regular_file(status))
+    return std::make_error_code(std::errc::invalid_argument); // "Invalid argument"
+  return llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+}
+
 OpenedModuleFile openModuleFile(const AddressSpace &memory, const Module &module,
                                 const std::string &path, bool named) {
   OpenedModuleFile out;
@@ -266,8 +275,7 @@ OpenedModuleFile openModuleFile(const AddressSpace &memory, const Module &module
     out.problem = ModuleFileProblem::Missing;
     return out;
   }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file = mapRegularFile(path);
   if (!file) {
     out.problem = ModuleFileProblem::Unreadable;
     out.detail = file.getError().message();

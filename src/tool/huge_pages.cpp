@@ -18,15 +18,17 @@
 #include <new>
 #include <sys/mman.h>
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
-#define DUMPSIFT_HUGE_PAGES 1
-#elif !defined(__SANITIZE_ADDRESS__) && defined(__has_feature)
-#if !__has_feature(address_sanitizer)
-#define DUMPSIFT_HUGE_PAGES 1
+// AddressSanitizer: GCC says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DUMPSIFT_ASAN 1
 #endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define DUMPSIFT_ASAN 1
 #endif
 
-#if defined(DUMPSIFT_HUGE_PAGES) && defined(MADV_HUGEPAGE)
+#if !defined(DUMPSIFT_ASAN) && defined(MADV_HUGEPAGE)
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <optional>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace dumpsift;
@@ -197,4 +198,27 @@ TEST_CASE("debug types: a compressed section claiming more than zlib can give is
   else
     llvm::consumeError(damaged.takeError());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("module files: a path a dump names that is no regular file (a device, a FIFO, a "
+          "directory) is refused at once, not read") {
+  Snapshot empty;
+  AddressSpace memory(empty);
+  // /dev/zero would give bytes for ever; a FIFO nobody writes would block the read.
+  const std::string fifo = scratchDir("module_file_fifo") + "/fifo";
+  std::filesystem::remove(fifo);
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string &path : {std::string("/dev/zero"), fifo, std::string("/tmp")}) {
+    INFO(path);
+    const OpenedModuleFile opened = openModuleFile(memory, Module{}, path, /*named=*/true);
+    CHECK(opened.problem == ModuleFileProblem::Unreadable);
+    CHECK(opened.file == nullptr);
+    CHECK(static_cast<bool>(mapRegularFile(path).getError()));
+  }
+  // A regular file is mapped.
+  const std::string regular = scratchDir("module_file_fifo") + "/plain";
+  writeFileBytes(regular, std::vector<uint8_t>{1, 2, 3});
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> mapped = mapRegularFile(regular);
+  REQUIRE(mapped);
+  CHECK((*mapped)->getBufferSize() == 3);
 }

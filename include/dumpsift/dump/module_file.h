@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorOr.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
@@ -58,6 +60,11 @@ protected:
   bool build_id_checked_ = false;
   uint64_t bias_ = 0;
 };
+
+/// The file at `path` mapped read-only, when it is a regular file: a path a dump names (NT_FILE, a
+/// MonoImage's filename) may be a device or a FIFO, whose reading would never end. The error
+/// says why not.
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> mapRegularFile(const llvm::Twine &path);
 
 /// Why a file could not serve as a module's file.
 enum class ModuleFileProblem : uint8_t {

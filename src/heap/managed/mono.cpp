@@ -297,12 +297,6 @@ private:
     return it != areas.begin() && at - std::prev(it)->start < std::prev(it)->size;
   }
 
-  /// True when `at` lies in one of `areas`.
-  static bool insideAreas(const std::vector<HeapArea> &areas, uint64_t at) {
-    return llvm::any_of(areas,
-                        [&](const HeapArea &a) { return at >= a.start && at - a.start < a.size; });
-  }
-
   const AddressSpace &memory_;
   Diagnostics &diags_;
   const MonoLayout &layout_;
@@ -327,7 +321,8 @@ std::string MonoWalk::arrayName(const LosObject &o) const {
 llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   HeapWalkResult result;
   std::vector<LosObject> found;
-  for (const ScanRange &r : heapCandidateRanges(memory_)) {
+  const std::vector<ScanRange> candidates = heapCandidateRanges(memory_);
+  for (const ScanRange &r : candidates) {
     for (uint64_t off = 0; off + kLosHeader + kMonoArrayData <= r.size;) {
       LosObject o;
       if (headerAt(r.bytes + off, r.start + off, r.size - off, o) &&
@@ -424,10 +419,10 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   // The major heap's blocks, and the objects in them for the holders pass.
   std::vector<MonoMajorBlock> blocks;
   uint64_t objects = 0;
-  for (const ScanRange &r : heapCandidateRanges(memory_))
+  for (const ScanRange &r : candidates)
     for (uint64_t at = llvm::alignTo(r.start, kMajorBlockSize); at + kMajorBlockSize <= r.end();
          at += kMajorBlockSize)
-      if (!insideAreas(result.areas, at))
+      if (!insideSortedAreas(result.areas, at))
         if (std::optional<uint64_t> live = majorBlockAt(r.bytes + (at - r.start), at)) {
           blocks.push_back({at, read16le(r.bytes + (at - r.start))});
           objects += *live;
@@ -443,9 +438,9 @@ llvm::Expected<HeapWalkResult> MonoWalk::run(AllocationSink sink) {
   llvm::sort(result.areas, [](const HeapArea &a, const HeapArea &b) { return a.start < b.start; });
 
   // The superblocks of the runtime's lock-free allocator: the collector's own records.
-  for (const ScanRange &r : heapCandidateRanges(memory_))
+  for (const ScanRange &r : candidates)
     for (uint64_t at = llvm::alignTo(r.start, 4096); at + 4096 <= r.end();)
-      if (uint64_t size = superblockAt(at, r.end()); size && !insideAreas(result.areas, at)) {
+      if (uint64_t size = superblockAt(at, r.end()); size && !insideSortedAreas(result.areas, at)) {
         result.bookkeeping.push_back({"mono-internal", at, size, 0});
         at += size;
       } else {

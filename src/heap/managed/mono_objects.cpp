@@ -1,5 +1,6 @@
 #include "mono_objects.h"
 
+#include "dumpsift/dump/module_file.h"
 #include "dumpsift/support/bytes.h"
 #include "scan.h"
 
@@ -47,6 +48,12 @@ bool referenceType(uint8_t type) {
   default:
     return false;
   }
+}
+
+/// True when a field or element of MonoTypeEnum `type` may hold a reference: a reference type, or
+/// an embedded value type (whose own fields may).
+bool mayHoldReference(uint8_t type) {
+  return referenceType(type) || type == 0x11; // VALUETYPE
 }
 
 /// One field of a class, as its MonoClassField says.
@@ -143,7 +150,7 @@ public:
     h.size = area.size;
     h.type = info.name;
     h.field = field->name;
-    h.reference = referenceType(field->type) || field->type == 0x11;
+    h.reference = mayHoldReference(field->type);
     h.is_static = true;
     return h;
   }
@@ -224,8 +231,7 @@ private:
     if (!f.raw || f.size < 16 || path.empty() || guid.size() != 36 || !heap_guid ||
         *heap_guid < f.raw || *heap_guid - f.raw > f.size - 16)
       return f;
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-        llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file = mapRegularFile(path);
     if (!file || (*file)->getBufferSize() != f.size)
       return f;
     const uint8_t *g =
@@ -388,7 +394,7 @@ private:
       const uint64_t element = memory_.readU64(klass + layout_.class_element_class).value_or(0);
       const uint8_t type =
           element ? memory_.readU8(element + layout_.class_byval_type).value_or(0) : 0;
-      info.element_references = referenceType(type) || type == 0x11 || type == 0;
+      info.element_references = mayHoldReference(type) || type == 0;
       info.references = info.element_references;
       if (info.element_size == 0) { // unknown: every element slot may be one
         info.element_size = 8;
@@ -414,7 +420,7 @@ private:
       llvm::sort(info.instance,
                  [](const MonoField &a, const MonoField &b) { return a.offset < b.offset; });
       info.references = !info.fields_read || llvm::any_of(info.instance, [](const MonoField &f) {
-        return referenceType(f.type) || f.type == 0x11;
+        return mayHoldReference(f.type);
       });
     }
     it = classes_.try_emplace(klass).first; // className may have added entries
