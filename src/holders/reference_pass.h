@@ -67,6 +67,12 @@ struct TargetRef {
 /// roots and unlisted references once per block and kind in the piece; target references at most
 /// kHoldersShown per target and kind in the piece, all of them counted.
 struct PieceHits {
+  PieceHits() = default;
+  // Moved, never copied: DenseMap's move does not throw but is not declared noexcept, and without
+  // these a vector of pieces copied every piece each time it grew.
+  PieceHits(PieceHits &&) noexcept = default;
+  PieceHits &operator=(PieceHits &&) noexcept = default;
+
   std::vector<Edge> edges;
   std::vector<RootRef> roots;
   std::vector<uint32_t> unlisted; // blocks referenced from words of unlisted objects

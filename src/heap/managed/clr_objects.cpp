@@ -56,6 +56,15 @@ constexpr uint64_t kArrayElements = 16;      // an SZ array's elements, from its
 constexpr uint32_t kFieldStatic = 1u << 24, kFieldThreadStatic = 1u << 25, kFieldRva = 1u << 26;
 constexpr uint32_t kFieldOffsetMask = 0x07FFFFFF;
 
+/// The metadata of the module at `module`, found from its simple name's pointer into the image's
+/// #Strings: the nearest metadata root below it whose #Strings holds it.
+std::optional<EcmaMetadata> moduleMetadata(const AddressSpace &memory, uint64_t module) {
+  const std::optional<uint64_t> name = memory.readU64(module + kModuleSimpleName);
+  if (!name || *name < 4096)
+    return std::nullopt;
+  return EcmaMetadata::holding(memory, *name, kMetadataSearch);
+}
+
 /// True for a FieldDesc's element type whose static lives among the GC statics: a reference
 /// (class, string, object, arrays, generic instantiations) or a value type, boxed there.
 bool gcStaticType(uint8_t type) {
@@ -211,16 +220,11 @@ private:
     return h;
   }
 
-  /// The metadata of the module at `module`, found from its simple name's pointer into the
-  /// image's #Strings: the nearest metadata root below it whose #Strings holds it. Cached.
+  /// moduleMetadata(module), cached.
   const EcmaMetadata *metadataOf(uint64_t module) {
     auto [it, added] = metadata_.try_emplace(module);
-    if (!added)
-      return it->second ? &*it->second : nullptr;
-    const std::optional<uint64_t> name = memory_.readU64(module + kModuleSimpleName);
-    if (!name || *name < 4096)
-      return nullptr;
-    it->second = EcmaMetadata::holding(memory_, *name, kMetadataSearch);
+    if (added)
+      it->second = moduleMetadata(memory_, module);
     return it->second ? &*it->second : nullptr;
   }
 
@@ -434,6 +438,16 @@ private:
 };
 
 } // namespace
+
+std::string clrClassName(const AddressSpace &memory, uint64_t method_table) {
+  const std::optional<uint32_t> flags = memory.readU32(method_table);
+  const std::optional<uint16_t> token = memory.readU16(method_table + kMtToken);
+  const std::optional<uint64_t> module = memory.readU64(method_table + kMtModule);
+  if (!flags || (*flags & kHasComponentSize) || !token || *token == 0xFFFF || !module)
+    return "";
+  const std::optional<EcmaMetadata> md = moduleMetadata(memory, *module);
+  return md ? md->typeName(*token) : "";
+}
 
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
                                                   bool names, ClrFreeObject free,

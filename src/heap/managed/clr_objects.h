@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dumpsift {
@@ -33,6 +34,12 @@ struct ClrFreeObject {
 struct ClrModule {
   uint64_t module = 0, method_table = 0;
 };
+
+/// The namespace-qualified name of the class (neither an array nor a generic instantiation) whose
+/// 64-bit CLR 4+ MethodTable lies at `method_table` ("System.Byte"), read as the finder reads
+/// names (the .NET Core 2.0 layout): its TypeDef row in its module's ECMA-335 metadata. "" when
+/// any part is not captured or the type is an array.
+std::string clrClassName(const AddressSpace &memory, uint64_t method_table);
 
 std::shared_ptr<ObjectFinder> makeClrObjectFinder(const AddressSpace &memory, ObjectMarks marks,
                                                   bool names, ClrFreeObject free,

@@ -266,7 +266,8 @@ struct SegmentRecord {
   uint64_t heapBits() const { return flags & (kSegmentFlagLoh | kSegmentFlagPoh); }
 };
 
-/// A compact record of one reported object, kept until type names are settled.
+/// A compact record of one reported object: given to the sink at once, or kept until the name of
+/// byte[] is settled (CoreClrWalk::deferring_).
 struct Found {
   uint64_t address;
   uint64_t size;
@@ -370,6 +371,15 @@ private:
   void scanRange(const ScanRange &range);
   void record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo &info, const uint8_t *obj,
               uint32_t area, bool loh);
+  /// Counts an array of 1-byte elements of `element` type and, when the walk names byte[] from
+  /// metadata, settles that type's verdict the first time it is met: an element type whose
+  /// class name cannot be read sends the rest of the walk to found_ (deferring_).
+  void noteByteLike(uint64_t element);
+  /// True when the arrays of MethodTable `mt` are byte[]: by their element type's verdict, or,
+  /// for a type without one, when it is the byte_guess_.
+  bool isByteArray(const MtInfo &mt) const;
+  /// Gives `f` to the sink, as an Allocation with what the walk knows of its array type.
+  void report(const Found &f);
   /// Marks the object at `addr` (in a run of objects ending at `limit`) for the holders pass's
   /// object finder when it is the first of its run (`walked` 0) or the kObjectsPerMark-th since the
   /// last mark; counts it in `walked`. 64-bit CLR 4+ layouts only.
@@ -386,6 +396,19 @@ private:
   CapturedBounds bounds_;
   std::vector<Segment> segments_;
   std::vector<HeapArea> areas_;
+  AllocationSink sink_;
+  HeapStats stats_;
+  uint64_t arrays_ = 0;
+  // Naming byte[]: the element types of 1-byte-element arrays, with their instances; the verdict
+  // of those whose class name was read (System.Byte or another); the most frequent of the others,
+  // settled after the walk, when none was named System.Byte.
+  bool name_bytes_ = false;
+  std::map<uint64_t, uint64_t> byte_like_;
+  std::unordered_map<uint64_t, bool> byte_verdicts_;
+  uint64_t byte_guess_ = 0;
+  // While false, each object is reported as the walk meets it; once an element type's name is
+  // not known (or from the start, when names are not read), the rest waits here for byte_guess_.
+  bool deferring_ = true;
   std::vector<Found> found_;
   std::unordered_map<uint64_t, MtInfo> array_mts_; // every array MethodTable seen
   ObjectMarks marks_;                              // for the holders pass's object finder
@@ -524,9 +547,70 @@ void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo
   ++objects_;
   if (!info.array && !info.free)
     return;
-  if (info.array)
+  if (info.array) {
     array_mts_.emplace(mt, info);
-  found_.push_back({addr, size, mt, read32le(obj + layout_.pointer_size), area, info.free, loh});
+    if (byteLike(info))
+      noteByteLike(info.element_type);
+  }
+  const Found f{addr, size, mt, read32le(obj + layout_.pointer_size), area, info.free, loh};
+  if (deferring_)
+    found_.push_back(f);
+  else
+    report(f);
+}
+
+void CoreClrWalk::noteByteLike(uint64_t element) {
+  if (byte_like_[element]++ != 0 || !name_bytes_)
+    return;
+  // A TypeDesc (bit 1) is no class; the names of the three 1-byte types are all it may be.
+  const std::string name = (element & 3) == 0 ? clrClassName(memory_, element) : "";
+  if (name == "System.Byte" || name == "System.SByte" || name == "System.Boolean")
+    byte_verdicts_.emplace(element, name == "System.Byte");
+  else
+    deferring_ = true;
+}
+
+bool CoreClrWalk::isByteArray(const MtInfo &mt) const {
+  if (!byteLike(mt))
+    return false;
+  auto verdict = byte_verdicts_.find(mt.element_type);
+  return verdict != byte_verdicts_.end() ? verdict->second
+                                         : byte_guess_ != 0 && mt.element_type == byte_guess_;
+}
+
+void CoreClrWalk::report(const Found &f) {
+  Allocation a;
+  a.address = f.address;
+  a.size = f.size;
+  a.chunk_address = f.address;
+  const bool large = f.area < areas_.size()
+                         ? areas_[f.area].kind == "loh" || areas_[f.area].kind == "poh"
+                         : f.size >= kLohThreshold;
+  a.chunk_size = layout_.align(f.size, large);
+  a.arena = f.area < areas_.size() ? areas_[f.area].arena : 0;
+  a.data_offset = layout_.pointer_size * 2;
+  a.state = f.free ? AllocState::Free : AllocState::Used;
+  if (!f.free) {
+    const MtInfo &mt = array_mts_.at(f.method_table);
+    a.data_offset = dataOffset(mt);
+    ManagedArray m;
+    m.method_table = f.method_table;
+    m.length = f.length;
+    m.element_size = mt.component_size;
+    m.large_object_heap = f.loh;
+    if (f.area < areas_.size() && areas_[f.area].kind != "gc-heap")
+      m.heap_kind = areas_[f.area].kind;
+    if (isByteArray(mt))
+      m.type_name = "byte[]";
+    a.managed = std::move(m);
+    // Its elements are no references where the flags say its type holds none (or it has
+    // 1-byte elements without pointers, in any CLR).
+    a.noscan = byteLike(mt) ||
+               (layout_.flags->contains_pointers && !(mt.flags & layout_.flags->contains_pointers));
+    ++arrays_;
+  }
+  stats_.add(a);
+  sink_(0, a); // one thread: lane 0
 }
 
 void CoreClrWalk::walkSegment(const Segment &seg, uint32_t area) {
@@ -642,6 +726,12 @@ void CoreClrWalk::scanRange(const ScanRange &range) {
 
 llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_objects) {
   HeapWalkResult result;
+  sink_ = sink;
+  // byte[] is named from its element type's class name where the MethodTable layout is the one
+  // the names are read from; each array is then reported as it is met, and the walk's heap stays
+  // flat. Elsewhere every array waits for the walk's end (the most frequent kind is byte[]).
+  name_bytes_ = name_objects;
+  deferring_ = !name_bytes_;
   findSegments();
   if (!segments_.empty()) {
     for (const Segment &s : segments_) {
@@ -666,23 +756,26 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
                        " GC heap object (" + layout_.name() +
                        " layout) found in writable private memory");
 
-  // Name byte arrays. Flags alone tell byte[] from sbyte[] and bool[] apart not at all; the element
-  // type with the most instances is taken as System.Byte (byte[] dominates every real heap).
-  std::map<uint64_t, uint64_t> byte_like; // element type -> instances
-  for (const Found &f : found_) {
-    if (f.free)
-      continue;
-    const MtInfo &mt = array_mts_.at(f.method_table);
-    if (byteLike(mt))
-      ++byte_like[mt.element_type];
-  }
-  uint64_t byte_element = 0, best = 0;
-  for (auto [element, count] : byte_like)
-    if (count > best)
-      best = count, byte_element = element;
-  result.facts.push_back({fact("byte_like_element_types"), std::to_string(byte_like.size())});
-  if (byte_like.size() > 1)
-    diags_.warn(walker_.str(), std::to_string(byte_like.size()) +
+  // Flags alone tell byte[] from sbyte[] and bool[] apart not at all. Where no element type was
+  // named System.Byte, the one with the most instances of those not named is taken for it
+  // (byte[] dominates every real heap).
+  const bool byte_named = std::any_of(byte_verdicts_.begin(), byte_verdicts_.end(),
+                                      [](const auto &verdict) { return verdict.second; });
+  uint64_t best = 0, guessed_among = 0;
+  for (auto [element, count] : byte_like_)
+    if (!byte_verdicts_.count(element)) {
+      ++guessed_among;
+      if (!byte_named && count > best)
+        best = count, byte_guess_ = element;
+    }
+  result.facts.push_back({fact("byte_like_element_types"), std::to_string(byte_like_.size())});
+  if (!byte_like_.empty())
+    result.facts.push_back({fact("byte_array_named"), byte_named
+                                                          ? "from metadata (System.Byte)"
+                                                          : "the most frequent 1-byte-element "
+                                                            "array type"});
+  if (!byte_named && guessed_among > 1)
+    diags_.warn(walker_.str(), std::to_string(guessed_among) +
                                    " kinds of 1-byte-element arrays (byte[], sbyte[], bool[]); the "
                                    "most frequent is named byte[]");
 
@@ -705,43 +798,12 @@ llvm::Expected<HeapWalkResult> CoreClrWalk::run(AllocationSink sink, bool name_o
                                           static_cast<uint32_t>(layout_.arrayBaseSize())},
                                          name_objects ? mts_.modules() : std::vector<ClrModule>{});
   }
-  uint64_t arrays = 0;
-  for (const Found &f : found_) {
-    Allocation a;
-    a.address = f.address;
-    a.size = f.size;
-    a.chunk_address = f.address;
-    const bool large = f.area < areas_.size()
-                           ? areas_[f.area].kind == "loh" || areas_[f.area].kind == "poh"
-                           : f.size >= kLohThreshold;
-    a.chunk_size = layout_.align(f.size, large);
-    a.arena = f.area < areas_.size() ? areas_[f.area].arena : 0;
-    a.data_offset = layout_.pointer_size * 2;
-    a.state = f.free ? AllocState::Free : AllocState::Used;
-    if (!f.free) {
-      const MtInfo &mt = array_mts_.at(f.method_table);
-      a.data_offset = dataOffset(mt);
-      ManagedArray m;
-      m.method_table = f.method_table;
-      m.length = f.length;
-      m.element_size = mt.component_size;
-      m.large_object_heap = f.loh;
-      if (f.area < areas_.size() && areas_[f.area].kind != "gc-heap")
-        m.heap_kind = areas_[f.area].kind;
-      if (byteLike(mt) && mt.element_type == byte_element)
-        m.type_name = "byte[]";
-      a.managed = std::move(m);
-      // Its elements are no references where the flags say its type holds none (or it has
-      // 1-byte elements without pointers, in any CLR).
-      a.noscan = byteLike(mt) || (layout_.flags->contains_pointers &&
-                                  !(mt.flags & layout_.flags->contains_pointers));
-      ++arrays;
-    }
-    result.stats.add(a);
-    sink(0, a); // one thread: lane 0
-  }
+  for (const Found &f : found_)
+    report(f);
+  found_ = {};
+  result.stats = stats_;
   result.facts.push_back({fact("objects_walked"), std::to_string(objects_)});
-  result.facts.push_back({fact("arrays"), std::to_string(arrays)});
+  result.facts.push_back({fact("arrays"), std::to_string(arrays_)});
   result.facts.push_back({fact("array_method_tables"), std::to_string(array_mts_.size())});
   if (resyncs_)
     result.facts.push_back({fact("resyncs"), std::to_string(resyncs_)});
