@@ -10,6 +10,7 @@
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
 #include "support/heap_walk.h"
+#include "support/minidump_writer.h"
 #include "support/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -612,4 +613,80 @@ TEST_CASE("mono holders: a pinned array is held at its GC handle's slot, found f
     CHECK(held_by_slot);
   }
   CHECK(pinned >= 12);
+}
+
+TEST_CASE("coreclr holders: the Holders process as a Windows-layout minidump names the same "
+          "holders as its core",
+          "[live]") {
+  // The same process, the same bytes, in the container a Windows dump writer makes (a
+  // full-memory minidump: MEMORY64 list, memory info, module list with coreclr.dll, thread
+  // contexts): the runtime is found by its Windows name, its regions from MEM_* types, its
+  // threads' stacks from their descriptors. Every buffer of the GC heap keeps its holders, path,
+  // verdict and its group's summary. (The runtime's own layout is Linux x64's: .NET on Windows
+  // does not run here.)
+  std::string core = preparedCore("coreclr-holders");
+  if (core.empty())
+    return;
+  const std::string dir = scratchDir("coreclr_holders_minidump");
+  const std::string minidump = dir + "/coreclr-holders.dmp";
+  {
+    auto snapshot = openDump(core);
+    if (!snapshot)
+      FAIL(llvm::toString(snapshot.takeError()));
+    REQUIRE((*snapshot)->system.arch == "x86_64");
+    const std::vector<uint8_t> bytes = test::mdmp::windowsMinidumpOf(**snapshot);
+    std::ofstream out(minidump, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    REQUIRE(out.good());
+  }
+  const nlohmann::json from_core = analyzeReport(dir, core, "");
+  const nlohmann::json from_minidump = analyzeReport(dir, minidump, "");
+  CHECK(from_minidump["dump"]["format"] == "minidump");
+  CHECK(from_minidump["dump"]["os"] == "windows");
+
+  // A holder as both dumps can name it: a module's name and symbols are the file's on Linux only.
+  auto comparable = [](nlohmann::json steps) {
+    for (nlohmann::json &step : steps)
+      for (const char *key : {"module", "symbol", "symbol_offset"})
+        step.erase(key);
+    return steps;
+  };
+  const std::map<uint64_t, const nlohmann::json *> core_buffers = buffersByAddress(from_core),
+                                                   minidump_buffers =
+                                                       buffersByAddress(from_minidump);
+  int compared = 0, named = 0;
+  for (const auto &[address, b] : core_buffers) {
+    if ((*b)["allocator"] != "coreclr")
+      continue;
+    INFO(b->dump());
+    auto it = minidump_buffers.find(address);
+    REQUIRE(it != minidump_buffers.end());
+    const nlohmann::json &m = *it->second;
+    INFO(m.dump());
+    ++compared;
+    CHECK(m["allocator"] == "coreclr");
+    CHECK(m["size"] == (*b)["size"]);
+    CHECK(m["managed"] == (*b)["managed"]);
+    CHECK(m["verdict"] == (*b)["verdict"]);
+    CHECK(comparable(m["holders"]) == comparable((*b)["holders"]));
+    CHECK(comparable(m.value("path", nlohmann::json::array())) ==
+          comparable(b->value("path", nlohmann::json::array())));
+    for (const nlohmann::json &h : m["holders"])
+      named += h.contains("field");
+  }
+  // The Holders program's 23 buffers and whatever else of the GC heap the report lists.
+  CHECK(compared >= 23);
+  CHECK(named >= 20);
+  std::map<uint64_t, std::string> core_summaries, minidump_summaries;
+  for (const nlohmann::json &g : from_core["groups"])
+    if (g.contains("holders"))
+      core_summaries[g["size"].get<uint64_t>()] = g["holders"]["summary"];
+  for (const nlohmann::json &g : from_minidump["groups"])
+    if (g.contains("holders"))
+      minidump_summaries[g["size"].get<uint64_t>()] = g["holders"]["summary"];
+  for (uint64_t size : {131096, 131186, 140024, 320024})
+    CHECK(minidump_summaries[size] == core_summaries[size]);
+  CHECK_THAT(minidump_summaries[131096],
+             Catch::Contains("held in `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream."
+                             "_inputBuffer`"));
 }

@@ -6,9 +6,13 @@
 // a test instead of being copied into its fixture.
 #pragma once
 
+#include "dumpsift/dump/snapshot.h"
 #include "support/byte_builder.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -259,6 +263,89 @@ inline std::vector<uint8_t> x86Context(uint32_t esp) {
   b.put(0, 0x0001003f, 4);
   b.put(0xc4, esp, 4);
   return b.bytes;
+}
+
+// The general registers of a Windows AMD64 CONTEXT and their offsets (winnt.h: Rax at 0x78 up to
+// R15 at 0xf0, Rip at 0xf8).
+inline const std::map<std::string_view, uint32_t> &amd64ContextOffsets() {
+  static const std::map<std::string_view, uint32_t> offsets = {
+      {"rax", 0x78}, {"rcx", 0x80}, {"rdx", 0x88}, {"rbx", 0x90}, {"rsp", 0x98}, {"rbp", 0xa0},
+      {"rsi", 0xa8}, {"rdi", 0xb0}, {"r8", 0xb8},  {"r9", 0xc0},  {"r10", 0xc8}, {"r11", 0xd0},
+      {"r12", 0xd8}, {"r13", 0xe0}, {"r14", 0xe8}, {"r15", 0xf0}, {"rip", 0xf8}};
+  return offsets;
+}
+
+// A Windows module name for a Linux one: its file name in C:\dotnet\, "libX.so" as "X.dll" (the
+// runtime libcoreclr.so is coreclr.dll there); assemblies keep theirs.
+inline std::string windowsModuleName(std::string_view path) {
+  std::string name(
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  if (name.rfind("lib", 0) == 0 && name.find(".so") != std::string::npos)
+    name = name.substr(3, name.find(".so") - 3) + ".dll";
+  return "C:\\dotnet\\" + name;
+}
+
+// The x86_64 process `snap` (a Linux core) laid out as a full-memory minidump of a Windows process:
+// SystemInfo (AMD64, Win32NT), MiscInfo, a ModuleList of Windows names (windowsModuleName), a
+// ThreadList whose stack descriptors run from each stack pointer up, their registers in AMD64
+// CONTEXTs, a MemoryInfoList (file-backed regions MEM_IMAGE or MEM_MAPPED, others MEM_PRIVATE; a
+// read-only region with no file, a runtime's reservation that the core wrote as zeros, is
+// MEM_RESERVE and not captured) and a Memory64List of every other captured byte. The memory is
+// the Linux process's: what changes is the container and what it says of the regions.
+inline std::vector<uint8_t> windowsMinidumpOf(const dumpsift::Snapshot &snap) {
+  using dumpsift::RegionClass;
+  MdmpWriter w(6);
+  w.stream(SystemInfoType, systemInfo(kAmd64, kWin32NT));
+  w.stream(MiscInfoType, miscInfo(static_cast<uint32_t>(snap.process.pid.value_or(0))));
+  std::vector<ModuleDesc> modules;
+  for (const dumpsift::Module &m : snap.modules)
+    modules.push_back({m.start, static_cast<uint32_t>(m.end - m.start),
+                       w.blob(mdString(windowsModuleName(m.path))), 0, 0});
+  w.stream(ModuleListType, moduleList(modules));
+  std::vector<ThreadDesc> threads;
+  for (const dumpsift::Thread &t : snap.threads) {
+    std::vector<uint8_t> context = amd64Context(t.stack_pointer);
+    for (const dumpsift::Register &r : t.registers)
+      if (auto at = amd64ContextOffsets().find(std::string_view(r.name.data(), r.name.size()));
+          at != amd64ContextOffsets().end())
+        for (unsigned i = 0; i < 8; ++i)
+          context[at->second + i] = static_cast<uint8_t>(r.value >> (8 * i));
+    const bool stack = t.stack_end > t.stack_pointer && t.stack_pointer >= t.stack_start;
+    threads.push_back({static_cast<uint32_t>(t.tid), stack ? t.stack_pointer : 0,
+                       stack ? static_cast<uint32_t>(t.stack_end - t.stack_pointer) : 0, 0,
+                       static_cast<uint32_t>(context.size()), w.blob(context)});
+  }
+  w.stream(ThreadListType, threadList(threads));
+  std::vector<Info> info;
+  std::vector<std::pair<uint64_t, uint64_t>> captured; // the Memory64List's ranges
+  for (const dumpsift::Region &r : snap.regions) {
+    const bool reservation = r.backing_file.empty() && r.perms.read && !r.perms.write &&
+                             !r.perms.execute && r.cls == RegionClass::Other;
+    if (reservation || !r.perms.read) {
+      info.push_back({r.start, r.size, kReserve, 1, kPrivate});
+      continue;
+    }
+    const uint32_t protect =
+        r.perms.execute ? (r.perms.write ? 0x40 : 0x20) : (r.perms.write ? 0x04 : 0x02);
+    const uint32_t type = r.backing_file.empty()        ? kPrivate
+                          : r.cls == RegionClass::Image ? kImage
+                                                        : kMapped;
+    info.push_back({r.start, r.size, kCommit, protect, type});
+    for (const dumpsift::MemoryRange &m : snap.memory) {
+      const uint64_t from = std::max(m.start, r.start), to = std::min(m.end(), r.end());
+      if (from < to)
+        captured.push_back({from, to - from});
+    }
+  }
+  w.stream(MemoryInfoListType, memoryInfoList(info));
+  std::sort(captured.begin(), captured.end());
+  const uint64_t base = w.next() + 16 + 16 * captured.size();
+  w.stream(Memory64ListType, memory64List(captured.size(), base, captured));
+  for (auto [start, size] : captured)
+    for (const dumpsift::MemoryRange &m : snap.memory)
+      if (m.start <= start && start + size <= m.end())
+        w.out.raw(m.bytes.slice(start - m.start, size));
+  return w.finish();
 }
 
 // `n` bytes counting up from `first`.
