@@ -519,6 +519,8 @@ std::vector<PieceHits> scanMemory(const AddressSpace &memory, const PassPlan &pl
             swap ? scanWords<uint64_t, true>(piece, plan, scan)
                  : scanWords<uint64_t, false>(piece, plan, scan);
         }
+        // The edges wait for the graph with the other pieces': without the growth's slack.
+        hits[i].edges.shrink_to_fit();
         hits[i].bytes = piece.bytes.size();
         memory.releasePages(piece.start, piece.bytes.size());
         done.fetch_add(piece.bytes.size(), std::memory_order_relaxed);
