@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace dumpsift {
@@ -599,6 +600,77 @@ void findManySameSize(const Context &ctx, std::vector<Finding> &out) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// held-by-type
+// ---------------------------------------------------------------------------------------------
+
+/// One finding per managed type (or any type whose fields the holders pass names) some object of
+/// which holds buffers in two fields or more: the story's upload stream holding a 128 KiB input
+/// and output buffer per upload. It counts every buffer a named field of an object of the type
+/// holds (array elements and statics are not fields of an object), the objects, and what each
+/// field holds.
+void findHeldByType(const Context &ctx, std::vector<Finding> &out) {
+  const Holders &holders = ctx.analysis.holders;
+  if (holders.buffers.size() != ctx.analysis.buffers.size())
+    return; // no holders pass
+  struct Held {
+    std::map<uint64_t, std::set<llvm::StringRef>> fields_of_object; // object -> its fields
+    std::map<llvm::StringRef, std::vector<size_t>> buffers_of_field;
+    std::set<size_t> buffers;
+  };
+  std::map<llvm::StringRef, Held> by_type;
+  for (size_t i : ctx.held)
+    for (const Holder &h : holders.buffers[i].holders) {
+      if (h.kind != HolderKind::Heap || h.is_static || h.class_name.empty() || h.field.empty() ||
+          h.field.startswith("["))
+        continue;
+      Held &held = by_type[h.class_name];
+      held.fields_of_object[h.block].insert(h.field);
+      std::vector<size_t> &of_field = held.buffers_of_field[h.field];
+      if (of_field.empty() || of_field.back() != i)
+        of_field.push_back(i);
+      held.buffers.insert(i);
+    }
+  for (const auto &[type, held] : by_type) {
+    const bool several_fields =
+        std::any_of(held.fields_of_object.begin(), held.fields_of_object.end(),
+                    [](const auto &object) { return object.second.size() > 1; });
+    if (!several_fields)
+      continue;
+    const uint64_t objects = held.fields_of_object.size();
+    Finding f;
+    f.type = "held-by-type";
+    std::vector<size_t> members(held.buffers.begin(), held.buffers.end());
+    for (size_t i : members)
+      f.bytes += ctx.buffer(i).allocation.size;
+    sortByAddress(ctx, members);
+    f.addresses = addressesOf(ctx, members);
+    f.numbers = {{"objects", objects},
+                 {"buffers", members.size()},
+                 {"fields", held.buffers_of_field.size()},
+                 {"bytes_per_object", f.bytes / objects}};
+    f.explanation = std::to_string(objects) + " `" + type.str() + "` object" +
+                    (objects == 1 ? " holds " : "s hold ") + std::to_string(members.size()) +
+                    " buffers (" + humanBytes(f.bytes) + ", " + humanBytes(f.bytes / objects) +
+                    " per object): ";
+    bool first = true;
+    for (const auto &[field, buffers] : held.buffers_of_field) {
+      uint64_t size = ctx.buffer(buffers.front()).allocation.size, total = 0;
+      bool one_size = true;
+      for (size_t i : buffers) {
+        total += ctx.buffer(i).allocation.size;
+        one_size &= ctx.buffer(i).allocation.size == size;
+      }
+      f.explanation +=
+          (first ? "`" : ", `") + field.str() + "` " +
+          (one_size ? std::to_string(buffers.size()) + " x " + groupedDigits(size) + " bytes"
+                    : std::to_string(buffers.size()) + " buffers, " + humanBytes(total));
+      first = false;
+    }
+    out.push_back(std::move(f));
+  }
+}
+
 } // namespace
 
 std::vector<Finding> computeFindings(const AddressSpace &memory, const Analysis &analysis) {
@@ -611,6 +683,7 @@ std::vector<Finding> computeFindings(const AddressSpace &memory, const Analysis 
   findZeroTails(ctx, findings);
   findSizeClasses(ctx, findings);
   findManySameSize(ctx, findings);
+  findHeldByType(ctx, findings);
   std::erase_if(findings, [](const Finding &f) { return f.bytes < kMinFindingBytes; });
   std::sort(findings.begin(), findings.end(), [](const Finding &a, const Finding &b) {
     uint64_t a_first = a.addresses.empty() ? 0 : a.addresses.front();

@@ -97,8 +97,19 @@ public:
     return address;
   }
 
+  /// Says that `holder` holds the buffer planted at `address` (as the holders pass would: the
+  /// analysis then has a holders result for every buffer).
+  void hold(uint64_t address, const Holder &holder) {
+    analysis_.holders.buffers.resize(analysis_.buffers.size());
+    for (size_t i = 0; i < analysis_.buffers.size(); ++i)
+      if (analysis_.buffers[i].allocation.address == address)
+        analysis_.holders.buffers[i].holders.push_back(holder);
+  }
+
   /// The findings over everything planted so far.
   std::vector<Finding> findings() {
+    if (!analysis_.holders.buffers.empty())
+      analysis_.holders.buffers.resize(analysis_.buffers.size());
     analysis_.groups = groupBuffers(analysis_);
     AddressSpace memory(snapshot_);
     return computeFindings(memory, analysis_);
@@ -519,6 +530,69 @@ TEST_CASE("many-same-size: 100 or more buffers of one size and kind") {
   CHECK(many[0].bytes == 120 * 8200);
   CHECK(many[0].explanation == "120 buffers of 8,200 bytes all hold json (960.9 KiB): likely one "
                                "code path allocating a buffer per request, or a pool holding them");
+}
+
+TEST_CASE("held-by-type: objects of one type holding buffers in several fields") {
+  Planted p;
+  // Three upload streams, each holding an input and an output buffer; one also in a third field.
+  auto field = [](uint64_t object, const char *type, const char *name, uint64_t offset) {
+    Holder h;
+    h.kind = HolderKind::Heap;
+    h.block = object;
+    h.block_size = 64;
+    h.slot = object + offset;
+    h.class_name = type;
+    h.field = name;
+    return h;
+  };
+  const char *stream = "Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream";
+  std::vector<uint64_t> held;
+  for (uint64_t k = 0; k < 3; ++k) {
+    const uint64_t object = 0x7000000 + 64 * k;
+    held.push_back(p.add(randomBytes(131096, 10 + k)));
+    p.hold(held.back(), field(object, stream, "_inputBuffer", 16));
+    held.push_back(p.add(randomBytes(131186, 20 + k)));
+    p.hold(held.back(), field(object, stream, "_outputBuffer", 24));
+  }
+  held.push_back(p.add(randomBytes(70000, 30)));
+  p.hold(held.back(), field(0x7000000, stream, "_extra", 32));
+  // Not counted: a type whose objects hold one field each, an array's elements, a static, a
+  // stack, a free buffer.
+  const uint64_t alone = p.add(randomBytes(200000, 40));
+  p.hold(alone, field(0x7100000, "System.IO.MemoryStream", "_buffer", 16));
+  const uint64_t element = p.add(randomBytes(200000, 41));
+  p.hold(element, field(0x7200000, stream, "[0]", 16));
+  Holder as_static = field(0x7300000, stream, "_inputBuffer", 16);
+  as_static.is_static = true;
+  p.hold(p.add(randomBytes(200000, 42)), as_static);
+  Holder stack;
+  stack.kind = HolderKind::Stack;
+  p.hold(p.add(randomBytes(200000, 43)), stack);
+  Plant free;
+  free.state = AllocState::Free;
+  p.hold(p.add(randomBytes(200000, 44), free), field(0x7000040, stream, "_inputBuffer", 16));
+
+  std::vector<Finding> all = p.findings();
+  auto by_type = ofType(all, "held-by-type");
+  REQUIRE(by_type.size() == 1);
+  const Finding &f = by_type[0];
+  CHECK(f.addresses == held);
+  const uint64_t bytes = 3 * (131096 + 131186) + 70000;
+  CHECK(f.bytes == bytes);
+  CHECK(findingNumber(f, "objects") == 3);
+  CHECK(findingNumber(f, "buffers") == 7);
+  CHECK(findingNumber(f, "fields") == 3);
+  CHECK(findingNumber(f, "bytes_per_object") == bytes / 3);
+  CHECK(f.explanation == "3 `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream` objects hold "
+                         "7 buffers (" +
+                             humanBytes(bytes) + ", " + humanBytes(bytes / 3) +
+                             " per object): `_extra` 1 x 70,000 bytes, `_inputBuffer` 3 x 131,096 "
+                             "bytes, `_outputBuffer` 3 x 131,186 bytes");
+
+  // Without the holders pass there is none.
+  Planted none;
+  none.add(randomBytes(131096, 1));
+  CHECK(ofType(none.findings(), "held-by-type").empty());
 }
 
 TEST_CASE("findings: small waste is dropped, order is by bytes then type then address") {

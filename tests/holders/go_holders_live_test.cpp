@@ -150,6 +150,16 @@ TEST_CASE("go holders: each array's holder by offset in its object, its path to 
       CHECK_THAT(summary, Catch::Contains("owned by `main.Channel.rented`"));
   }
   CHECK(rented_groups == 1);
+  // One finding says what the upload streams hold together: both arrays of each of the four.
+  std::vector<std::string> by_type;
+  for (const json &f : report["findings"])
+    if (f["type"] == "held-by-type")
+      by_type.push_back(f["explanation"]);
+  REQUIRE(by_type.size() == 1);
+  CHECK_THAT(by_type[0], Catch::StartsWith("4 `main.ChunkedUploadWrapperStream` objects hold 8 "
+                                           "buffers"));
+  CHECK_THAT(by_type[0], Catch::Contains("`inputBuffer` 4 x "));
+  CHECK_THAT(by_type[0], Catch::Contains("`outputBuffer` 4 x "));
   // The parked goroutine's local: held from that goroutine's stack, and only from it.
   {
     REQUIRE(run.by_tag.count("holders:local:0") == 1);

@@ -10,6 +10,7 @@
 // DUMPSIFT_JAVA_HOME set: dumpsift_hotspot_tests "[.jdk24]".
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "java_fixture.h"
 #include "support/planted_tag.h"
 #include "support/test_support.h"
@@ -158,6 +159,19 @@ void checkHolders(const std::string &name, const std::vector<std::string> &flags
   CHECK_THAT(summaries["holders:input"], !Catch::Contains("owned by"));
   CHECK_THAT(summaries["holders:static"], Catch::Contains("static `Holders.staticBuffer`"));
   CHECK_THAT(summaries["holders:dropped"], Catch::Contains("nothing holds them"));
+  // And one finding says what the streams hold together: both arrays of each of the four.
+  std::vector<std::string> by_type;
+  for (const nlohmann::json &f : report["findings"])
+    if (f["type"] == "held-by-type")
+      by_type.push_back(f["explanation"]);
+  REQUIRE(by_type.size() == 1);
+  const uint64_t input = by_tag.at("holders:input:0").front()->at("size"),
+                 output = by_tag.at("holders:output:0").front()->at("size");
+  CHECK_THAT(by_type[0], Catch::StartsWith("4 `Holders$ChunkedUploadWrapperStream` objects hold 8 "
+                                           "buffers"));
+  CHECK_THAT(by_type[0],
+             Catch::EndsWith("`_inputBuffer` 4 x " + groupedDigits(input) +
+                             " bytes, `_outputBuffer` 4 x " + groupedDigits(output) + " bytes"));
 
   // No Java array is held by the VM's own records: outside the Java heap, only Java threads'
   // stacks and registers hold one.

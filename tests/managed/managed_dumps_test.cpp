@@ -9,6 +9,7 @@
 #include "dumpsift/dump/address_space.h"
 #include "dumpsift/heap/walker.h"
 #include "dumpsift/support/hex.h"
+#include "dumpsift/support/sizes.h"
 #include "support/heap_walk.h"
 #include "support/minidump_writer.h"
 #include "support/test_support.h"
@@ -312,6 +313,25 @@ void checkDroppedHolders(const std::map<uint64_t, const nlohmann::json *> &buffe
   CHECK(dropped == 2);
 }
 
+/// Checks that `report` says in one finding that Holders.cs's four upload streams hold its eight
+/// input and output buffers (`input_size` and `output_size` bytes each).
+void checkStreamFinding(const nlohmann::json &report, uint64_t input_size, uint64_t output_size) {
+  const nlohmann::json *found = nullptr;
+  for (const nlohmann::json &f : report["findings"])
+    if (f["type"] == "held-by-type" &&
+        llvm::StringRef(f["explanation"].get<std::string>())
+            .startswith("4 `Amazon.Runtime.Internal.Util.ChunkedUploadWrapperStream` objects "))
+      found = &f;
+  REQUIRE(found != nullptr);
+  INFO(found->dump());
+  CHECK((*found)["addresses"].size() == 8);
+  CHECK((*found)["bytes"] == 4 * (input_size + output_size));
+  CHECK_THAT((*found)["explanation"].get<std::string>(),
+             Catch::EndsWith("`_inputBuffer` 4 x " + groupedDigits(input_size) +
+                             " bytes, `_outputBuffer` 4 x " + groupedDigits(output_size) +
+                             " bytes"));
+}
+
 } // namespace
 
 TEST_CASE("coreclr holders: each buffer's holder is named by its type and field, from the "
@@ -410,6 +430,7 @@ TEST_CASE("coreclr holders: each buffer's holder is named by its type and field,
   CHECK(named["rented"] == 8);
   CHECK(named["frame"] == 3);
   CHECK(named["download"] == 1);
+  checkStreamFinding(report, 131096, 131186);
   // Dropped after the last collection: no word of the dump points into them.
   checkDroppedHolders(buffers, "coreclr");
 
@@ -554,6 +575,7 @@ TEST_CASE("mono holders: each buffer's holder is named by its class and field, f
   CHECK(named["download"] == 1);
   CHECK(list_named["rented"] == 8);
   CHECK(through_static > 0);
+  checkStreamFinding(report, 131104, 131194);
   // Dropped after the last collection: nothing points into them.
   checkDroppedHolders(buffers, "mono");
   // The story's groups say who holds them, in one line each.

@@ -23,13 +23,16 @@ struct Finding {
 
 /// Every finding type, as it appears in the report (`findings[].type`). Stable: a name is never
 /// renamed or given another meaning.
-inline constexpr std::array<std::string_view, 6> kFindingTypes = {
-    "duplicates", "growth-chain", "zero-filled", "zero-tail", "size-class", "many-same-size"};
+inline constexpr std::array<std::string_view, 7> kFindingTypes = {
+    "duplicates", "growth-chain",   "zero-filled", "zero-tail",
+    "size-class", "many-same-size", "held-by-type"};
 
 /// Names the waste among `analysis.buffers` (which must be sniffed and hashed, as analyze() leaves
 /// them): identical copies, the old arrays of a growing buffer, all-zero buffers, buffers with a
 /// long zero tail, sizes on well-known thresholds and pool buckets, and many buffers of one size
-/// and kind. Reads buffer bytes from `memory` (zero-copy) to confirm what hashes suggest.
+/// and kind, and the types whose objects hold buffers in several fields (from `analysis.holders`,
+/// when the holders pass ran). Reads buffer bytes from `memory` (zero-copy) to confirm what hashes
+/// suggest.
 ///
 /// Only buffers that are not free count, and content findings use only fully captured buffers.
 /// Findings that cost less than 64 KiB are dropped. The result is sorted by bytes (largest
