@@ -25,53 +25,53 @@ inline bool passesSizeAndState(const AnalyzeOptions &options, const Allocation &
 }
 
 /// The rows of every lane in the order `before` sets (an order by address, ties broken by the
-/// other fields): lanes that each hold their rows in that order are merged, lowest lane first
-/// among equals, else all rows are sorted stably in lane order. Either way the result is the
-/// stable sort of the lanes' rows one lane after another. `Rows` is a container with size(),
+/// other fields): the stable sort of the lanes' rows one lane after another. Each lane is cut
+/// into its runs of rows already in order (a walker gives each heap area's rows in order; a lane
+/// that walked several areas, or two walkers' areas, holds a run per stretch), and the runs are
+/// merged, the earlier run first among equal rows: no row is copied but into the result, so the
+/// heap holds the runs' bounds only (the heap listing of ten million rows used to gather them
+/// all in one vector to sort it). O(rows x log(runs)). `Rows` is a container with size(),
 /// operator[] and push_back (std::vector, ListedRows).
 template <typename Rows, typename Before>
 Rows mergeByAddress(std::vector<Rows> lanes, Before before) {
-  using Row = std::decay_t<decltype(lanes.front()[0])>;
   std::erase_if(lanes, [](const Rows &rows) { return rows.size() == 0; });
-  if (lanes.empty())
-    return Rows();
-  auto sorted = [&](const Rows &rows) {
-    for (size_t i = 1; i < rows.size(); ++i)
-      if (before(rows[i], rows[i - 1]))
-        return false;
-    return true;
+  struct Run {
+    size_t lane, next, end; // rows [next, end) of lanes[lane] are left
   };
-  const bool all_sorted = std::all_of(lanes.begin(), lanes.end(), sorted);
-  if (lanes.size() == 1 && all_sorted)
-    return std::move(lanes.front());
+  std::vector<Run> runs; // in the order of the lanes' rows one lane after another
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    size_t begin = 0;
+    for (size_t i = 1; i <= lanes[l].size(); ++i)
+      if (i == lanes[l].size() || before(lanes[l][i], lanes[l][i - 1])) {
+        runs.push_back({l, begin, i});
+        begin = i;
+      }
+  }
+  if (runs.size() <= 1)
+    return lanes.empty() ? Rows() : std::move(lanes.front());
+  // A heap of run indices, the run whose next row comes first on top (the earlier run on a tie).
+  auto later = [&](size_t a, size_t b) {
+    const auto &row_a = lanes[runs[a].lane][runs[a].next];
+    const auto &row_b = lanes[runs[b].lane][runs[b].next];
+    if (before(row_b, row_a))
+      return true;
+    return !before(row_a, row_b) && a > b;
+  };
+  std::vector<size_t> heap(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r)
+    heap[r] = r;
+  std::make_heap(heap.begin(), heap.end(), later);
   Rows merged;
-  if (all_sorted) {
-    std::vector<size_t> next(lanes.size(), 0);
-    while (true) {
-      size_t best = lanes.size();
-      for (size_t l = 0; l < lanes.size(); ++l)
-        if (next[l] < lanes[l].size() &&
-            (best == lanes.size() || before(lanes[l][next[l]], lanes[best][next[best]])))
-          best = l;
-      if (best == lanes.size())
-        break;
-      merged.push_back(std::move(lanes[best][next[best]++]));
-    }
-    return merged;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Run &run = runs[heap.back()];
+    merged.push_back(std::move(lanes[run.lane][run.next++]));
+    if (run.next < run.end)
+      std::push_heap(heap.begin(), heap.end(), later);
+    else
+      heap.pop_back();
   }
-  std::vector<Row> all;
-  for (Rows &rows : lanes)
-    for (size_t i = 0; i < rows.size(); ++i)
-      all.push_back(std::move(rows[i]));
-  lanes.clear();
-  std::stable_sort(all.begin(), all.end(), before);
-  if constexpr (std::is_same_v<Rows, std::vector<Row>>) {
-    return all;
-  } else {
-    for (Row &row : all)
-      merged.push_back(std::move(row));
-    return merged;
-  }
+  return merged;
 }
 
 /// What keepWalked keeps: the walkers' results, the rows, and how many allocations were seen.
