@@ -49,6 +49,9 @@ constexpr unsigned kMaxParentDepth = 32;
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kMtLoaderModule = 0x18; // MethodTable::m_pLoaderModule (64-bit CLR 4+)
 constexpr size_t kMaxSegments = 1 << 16;
+/// Element types of 1-byte arrays named from metadata, at most (a real heap has three: byte,
+/// sbyte, bool); each name may search 64 MiB for its module's metadata.
+constexpr size_t kMaxNamedElementTypes = 8;
 constexpr uint64_t kContractMagic = 0x0043414443434e44ull; // "DNCCDAC\0" little-endian
 
 /// The file names of CoreCLR's runtime library.
@@ -372,8 +375,9 @@ private:
   void record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo &info, const uint8_t *obj,
               uint32_t area, bool loh);
   /// Counts an array of 1-byte elements of `element` type and, when the walk names byte[] from
-  /// metadata, settles that type's verdict the first time it is met: an element type whose
-  /// class name cannot be read sends the rest of the walk to found_ (deferring_).
+  /// metadata and is not deferring, settles that type's verdict the first time it is met: an
+  /// element type whose class name cannot be read (or one past kMaxNamedElementTypes) sends the
+  /// rest of the walk to found_ (deferring_), where no more names are read.
   void noteByteLike(uint64_t element);
   /// True when the arrays of MethodTable `mt` are byte[]: by their element type's verdict, or,
   /// for a type without one, when it is the byte_guess_.
@@ -560,8 +564,12 @@ void CoreClrWalk::record(uint64_t addr, uint64_t size, uint64_t mt, const MtInfo
 }
 
 void CoreClrWalk::noteByteLike(uint64_t element) {
-  if (byte_like_[element]++ != 0 || !name_bytes_)
+  if (byte_like_[element]++ != 0 || !name_bytes_ || deferring_)
+    return; // met before, or the rest of the walk waits for the guess anyway
+  if (byte_verdicts_.size() == kMaxNamedElementTypes) {
+    deferring_ = true;
     return;
+  }
   // A TypeDesc (bit 1) is no class; the names of the three 1-byte types are all it may be.
   const std::string name = (element & 3) == 0 ? clrClassName(memory_, element) : "";
   if (name == "System.Byte" || name == "System.SByte" || name == "System.Boolean")
